@@ -1,0 +1,21 @@
+"""Global switches read by the rest of minidl.
+
+They are plain module attributes so that a user can flip them in one line::
+
+    minidl.config.default_dtype = 'float64'
+
+Attributes:
+    default_dtype: Floating dtype of tensors made from Python numbers and of
+        newly initialised weights ('float32').
+    deterministic: Use only algorithms whose results are bitwise repeatable
+        (True). Every CPU kernel is; the flag selects algorithms on the GPU.
+    use_cudnn: 'auto' (use cuDNN when it loads), 'always' (fail if it does
+        not) or 'never' (plain CuPy kernels). Ignored on the CPU.
+    grad_enabled: Whether operations record the graph for backward. Change it
+        with ``minidl.no_grad()`` rather than by hand.
+"""
+
+default_dtype = 'float32'
+deterministic = True
+use_cudnn = 'auto'
+grad_enabled = True

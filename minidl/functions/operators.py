@@ -1,0 +1,74 @@
+"""Python operators and convenience methods of Tensor, bound to their functions.
+
+``tensor.py`` is the lowest layer and imports no operation; this module,
+imported by ``minidl.functions``, gives Tensor its ``+ - * / ** @``, unary
+minus, comparisons, indexing and methods such as ``x.sum()``. A Python number
+or array on the other side of an operator takes the tensor's floating dtype,
+so ``x * 2`` stays float32.
+"""
+
+import operator
+
+from minidl.functions import array, math, reduction
+from minidl.tensor import Tensor
+
+
+def _operand(value, like):
+    """``value`` as a tensor on ``like``'s device, in its dtype if ``like`` is floating."""
+    if isinstance(value, Tensor):
+        return value
+    dtype = like.dtype if like.dtype.kind == 'f' else None
+    return Tensor._wrap(like.xp.asarray(value, dtype=dtype))
+
+
+def _binary(function):
+    def forward_operator(self, other):
+        return function(self, _operand(other, self))
+
+    def reflected_operator(self, other):
+        return function(_operand(other, self), self)
+
+    return forward_operator, reflected_operator
+
+
+def _comparison(compare):
+    def comparison_operator(self, other):
+        return Tensor._wrap(compare(self.data, _operand(other, self).data))
+    return comparison_operator
+
+
+def _reshape(self, *shape):
+    return array.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+
+def _transpose(self, *axes):
+    return array.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+
+
+Tensor.__add__, Tensor.__radd__ = _binary(math.add)
+Tensor.__sub__, Tensor.__rsub__ = _binary(math.sub)
+Tensor.__mul__, Tensor.__rmul__ = _binary(math.mul)
+Tensor.__truediv__, Tensor.__rtruediv__ = _binary(math.div)
+Tensor.__pow__, Tensor.__rpow__ = _binary(math.pow)
+Tensor.__matmul__, Tensor.__rmatmul__ = _binary(math.matmul)
+Tensor.__neg__ = math.neg
+Tensor.__abs__ = math.abs
+Tensor.__getitem__ = array.getitem
+for _name, _compare in [('__eq__', operator.eq), ('__ne__', operator.ne), ('__lt__', operator.lt),
+                        ('__le__', operator.le), ('__gt__', operator.gt), ('__ge__', operator.ge)]:
+    setattr(Tensor, _name, _comparison(_compare))
+
+Tensor.sum = reduction.sum
+Tensor.mean = reduction.mean
+Tensor.max = reduction.max
+Tensor.min = reduction.min
+Tensor.var = reduction.var
+Tensor.exp = math.exp
+Tensor.log = math.log
+Tensor.sqrt = math.sqrt
+Tensor.abs = math.abs
+Tensor.clip = math.clip
+Tensor.reshape = _reshape
+Tensor.transpose = _transpose
+Tensor.T = property(lambda self: array.transpose(self))
+Tensor.astype = array.cast
