@@ -10,4 +10,10 @@ from minidl.functions.reduction import logsumexp, max, mean, min, sum, var
 from minidl.functions.array import (
     broadcast_to, cast, concat, expand_dims, getitem, pad, reshape, split, squeeze, stack,
     transpose)
+from minidl.functions.activation import (
+    elu, gelu, hard_sigmoid, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus,
+    softsign, tanh)
+from minidl.functions.loss import binary_cross_entropy, huber, mae, mse, softmax_cross_entropy
+from minidl.functions.noise import dropout
+from minidl.functions.embedding import embedding
 from minidl.functions import operators  # noqa: F401  (binds Tensor's operators)
