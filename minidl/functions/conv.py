@@ -71,35 +71,65 @@ def output_size(size, pads, window, stride, dilation=1):
     return (size + pads[0] + pads[1] - dilation * (window - 1) - 1) // stride + 1
 
 
-def window_view(xp, padded, out_size, window, strides, dilations):
-    """A read-only ``(N, OH, OW, kh, kw, C)`` view of an NHWC array's windows."""
+def im2col(xp, padded, out_size, window, strides, dilations):
+    """The ``(N*OH*OW, kh*kw*C)`` matrix of every window of an NHWC array.
+
+    ``padded`` may have any strides (a transposed NCHW array works). The rows
+    are gathered in whichever memory order copies the longest contiguous
+    runs: row-major (a window row of ``kw*C`` values is one run when channels
+    are innermost) or column-major (an output row of ``OW`` values is one run
+    when one channel's pixels are adjacent, as with one input channel or NCHW
+    data). BLAS consumes either order without a further copy.
+    """
     n, _, _, c = padded.shape
     s_n, s_h, s_w, s_c = padded.strides
-    return xp.lib.stride_tricks.as_strided(
+    item = padded.itemsize
+    rows, cols = n * out_size[0] * out_size[1], window[0] * window[1] * c
+    row_run = (window[1] * c if s_w * dilations[1] == c * item else c) if s_c == item else 1
+    column_run = out_size[1] if s_w * strides[1] == item else 1
+    if column_run > row_run:
+        view = xp.lib.stride_tricks.as_strided(
+            padded, shape=(*window, c, n, *out_size),
+            strides=(s_h * dilations[0], s_w * dilations[1], s_c,
+                     s_n, s_h * strides[0], s_w * strides[1]))
+        return view.reshape(cols, rows).T
+    view = xp.lib.stride_tricks.as_strided(
         padded, shape=(n, *out_size, *window, c),
         strides=(s_n, s_h * strides[0], s_w * strides[1],
-                 s_h * dilations[0], s_w * dilations[1], s_c),
-        writeable=False)
+                 s_h * dilations[0], s_w * dilations[1], s_c))
+    return view.reshape(rows, cols)
 
 
-def offset_slices(window, out_size, strides, dilations):
-    """For each window offset (i, j), the (rows, cols) slices of the padded
-    input that the offset touches, in row-major offset order."""
-    return [(slice(i * dilations[0], i * dilations[0] + (out_size[0] - 1) * strides[0] + 1,
-                   strides[0]),
-             slice(j * dilations[1], j * dilations[1] + (out_size[1] - 1) * strides[1] + 1,
-                   strides[1]))
-            for i in range(window[0]) for j in range(window[1])]
+def offset_slices(size, pads, window, stride, dilation, out_size):
+    """For each kernel offset along one axis, the (input, output) slices it pairs.
+
+    Output position ``o`` reads input ``o*stride + offset*dilation - pad_before``;
+    positions that fall in the padding are left out, so the slices index the
+    unpadded input and the matching part of the output.
+    """
+    pairs = []
+    for offset in range(window):
+        start = offset * dilation - pads[0]
+        first = max(0, -(-(-start) // stride))  # first output whose input is >= 0
+        last = min(out_size - 1, (size - 1 - start) // stride)  # last one inside
+        if first > last:
+            pairs.append(None)
+            continue
+        begin = first * stride + start
+        pairs.append((slice(begin, begin + (last - first) * stride + 1, stride),
+                      slice(first, last + 1)))
+    return pairs
 
 
-def pad_nhwc(xp, x, pads, fill=0):
-    """``x`` (NHWC, any strides) copied into a contiguous buffer padded with ``fill``."""
-    (top, bottom), (left, right) = pads
-    n, h, w, c = x.shape
-    padded = xp.empty((n, h + top + bottom, w + left + right, c), dtype=x.dtype)
-    if top or bottom or left or right:
-        padded.fill(fill)
-    padded[:, top:top + h, left:left + w] = x
+def pad_spatial(xp, x, pads, axes, fill=0):
+    """``x`` copied into a buffer padded with ``fill`` along ``axes`` (H, W)."""
+    shape = list(x.shape)
+    inner = [slice(None)] * x.ndim
+    for axis, (before, after) in zip(axes, pads):
+        inner[axis] = slice(before, before + shape[axis])
+        shape[axis] += before + after
+    padded = xp.full(shape, fill, dtype=x.dtype)
+    padded[tuple(inner)] = x
     return padded
 
 
@@ -108,7 +138,13 @@ class Conv2D(Function):
 
     Inputs are ``x`` (NHWC, or NCHW when ``channels_first``), ``kernel``
     ``(kh, kw, in, out)`` and optionally ``bias`` ``(out,)``.
+
+    The batch is processed in chunks of images whose im2col matrix is about
+    ``CHUNK_BYTES``, so that each matrix is still in cache when its GEMM
+    reads it (small-channel layers are otherwise bound by memory traffic).
     """
+
+    CHUNK_BYTES = 4 << 20
 
     def __init__(self, strides, pads, dilations, channels_first):
         self.strides, self.pads, self.dilations = strides, pads, dilations
@@ -116,24 +152,32 @@ class Conv2D(Function):
 
     def forward(self, x, kernel, *bias):
         xp = self.xp
+        if self.pads != ((0, 0), (0, 0)):
+            x = pad_spatial(xp, x, self.pads, (2, 3) if self.channels_first else (1, 2))
         if self.channels_first:
             x = x.transpose(0, 2, 3, 1)
-        n, h, w, c = x.shape
+        n, c = x.shape[0], x.shape[3]
         kh, kw, _, out = kernel.shape
-        self.in_shape, self.kernel_shape = x.shape, kernel.shape
-        self.out_size = tuple(output_size(*args) for args in zip(
-            (h, w), self.pads, (kh, kw), self.strides, self.dilations))
-        needs_padding = self.pads != ((0, 0), (0, 0))
-        source = pad_nhwc(xp, x, self.pads) if needs_padding or x.strides[-1] != x.itemsize \
-            else x
-        self.padded_shape = source.shape
-        windows = window_view(xp, source, self.out_size, (kh, kw), self.strides, self.dilations)
-        # The reshape copies (a view only for 1x1 stride-1 kernels): these are the im2col rows.
-        self.columns = windows.reshape(n * self.out_size[0] * self.out_size[1], kh * kw * c)
-        self.kernel_matrix = kernel.reshape(kh * kw * c, out)
-        y = self.columns @ self.kernel_matrix
-        if bias:
-            y += bias[0]
+        self.kernel = kernel
+        self.in_shape = (n,) + tuple(
+            size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
+        self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
+            x.shape[1:3], zip((kh, kw), self.strides, self.dilations)))
+        rows = self.out_size[0] * self.out_size[1]
+        dtype = xp.result_type(x, kernel)
+        self.chunk = max(1, self.CHUNK_BYTES // (rows * kh * kw * c * dtype.itemsize))
+        kernel_matrix = kernel.reshape(kh * kw * c, out)
+        y = xp.empty((n * rows, out), dtype=dtype)
+        self.columns = []  # per chunk, kept for the kernel gradient
+        for start in range(0, n, self.chunk):
+            columns = im2col(xp, x[start:start + self.chunk], self.out_size, (kh, kw),
+                             self.strides, self.dilations)
+            y_chunk = y[start * rows:(start + self.chunk) * rows]
+            xp.matmul(columns, kernel_matrix, out=y_chunk)
+            if bias:
+                y_chunk += bias[0]
+            if self.needs_input_grad[1]:
+                self.columns.append(columns)
         y = y.reshape(n, *self.out_size, out)
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
 
@@ -141,30 +185,49 @@ class Conv2D(Function):
         xp = self.xp
         if self.channels_first:
             grad = grad.transpose(0, 2, 3, 1)
-        grad = xp.ascontiguousarray(grad).reshape(-1, self.kernel_shape[-1])
-        grad_x = grad_kernel = None
+        grad = xp.ascontiguousarray(grad).reshape(-1, self.kernel.shape[-1])
+        rows = self.out_size[0] * self.out_size[1]
+        chunks = [slice(start * rows, (start + self.chunk) * rows)
+                  for start in range(0, self.in_shape[0], self.chunk)]
+        grad_x = grad_kernel = grad_bias = None
         if self.needs_input_grad[0]:
-            grad_x = self._col2im(grad @ self.kernel_matrix.T)
+            grad_x = xp.zeros(self.in_shape, dtype=grad.dtype)
+            for index, chunk in enumerate(chunks):
+                images = slice(index * self.chunk, (index + 1) * self.chunk)
+                self._col2im(grad[chunk], grad_x[images])
+            if self.channels_first:
+                grad_x = grad_x.transpose(0, 3, 1, 2)
         if self.needs_input_grad[1]:
-            grad_kernel = (self.columns.T @ grad).reshape(self.kernel_shape)
-        if len(self.needs_input_grad) == 2:
-            return grad_x, grad_kernel
-        grad_bias = grad.sum(axis=0) if self.needs_input_grad[2] else None
-        return grad_x, grad_kernel, grad_bias
+            # Summed chunk by chunk in a fixed order: deterministic.
+            for columns, chunk in zip(self.columns, chunks):
+                part = columns.T @ grad[chunk]
+                grad_kernel = part if grad_kernel is None else grad_kernel + part
+            grad_kernel = grad_kernel.reshape(self.kernel.shape)
+        if len(self.needs_input_grad) == 3 and self.needs_input_grad[2]:
+            # A matrix-vector product sums the rows much faster than grad.sum(axis=0).
+            grad_bias = xp.ones(grad.shape[0], dtype=grad.dtype) @ grad
+        return (grad_x, grad_kernel, grad_bias)[:len(self.needs_input_grad)]
 
-    def _col2im(self, grad_columns):
-        """Sum the gradient of every window row back onto the input it was read from."""
-        xp = self.xp
-        n, h, w, c = self.in_shape
-        kh, kw = self.kernel_shape[:2]
-        grad_windows = grad_columns.reshape(n, *self.out_size, kh, kw, c)
-        grad_padded = xp.zeros(self.padded_shape, dtype=grad_columns.dtype)
-        slices = offset_slices((kh, kw), self.out_size, self.strides, self.dilations)
-        for index, (rows, cols) in enumerate(slices):
-            grad_padded[:, rows, cols] += grad_windows[:, :, :, index // kw, index % kw]
-        (top, _), (left, _) = self.pads
-        grad_x = grad_padded[:, top:top + h, left:left + w]
-        return grad_x.transpose(0, 3, 1, 2) if self.channels_first else grad_x
+    def _col2im(self, grad, grad_x):
+        """Add into ``grad_x`` (NHWC) the input gradient of output gradient ``grad``.
+
+        This is col2im of ``grad @ kernel_matrix.T``, computed one kernel
+        offset's (rows, C) column block at a time so that each block is
+        contiguous and is added in one vectorised operation to the strided
+        input positions that offset read.
+        """
+        n, c = grad_x.shape[0], grad_x.shape[3]
+        kh, kw = self.kernel.shape[:2]
+        row_pairs, col_pairs = (
+            offset_slices(*args) for args in zip(
+                self.in_shape[1:3], self.pads, (kh, kw), self.strides, self.dilations,
+                self.out_size))
+        for i, row_pair in enumerate(row_pairs):
+            for j, col_pair in enumerate(col_pairs):
+                if row_pair is None or col_pair is None:
+                    continue
+                block = (grad @ self.kernel[i, j].T).reshape(n, *self.out_size, c)
+                grad_x[:, row_pair[0], col_pair[0]] += block[:, row_pair[1], col_pair[1]]
 
 
 class Conv1D(Conv2D):

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import scipy.special
 
 from minidl import Tensor
 from minidl.functions import reduction as F
@@ -26,13 +25,17 @@ def test_gradcheck(case):
     run_gradcheck(case)
 
 
+def _logsumexp(x, axis, keepdims):
+    return np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims))  # safe for these small x
+
+
 @pytest.mark.parametrize('axis', [None, 0, 1, (0, 2), -1])
 @pytest.mark.parametrize('keepdims', [False, True])
 def test_values_match_numpy(axis, keepdims):
     x = random(3, 4, 5)
     t = Tensor(x, dtype='float64')
     for name, want in [('sum', np.sum), ('mean', np.mean), ('max', np.max), ('min', np.min),
-                       ('var', np.var), ('logsumexp', scipy.special.logsumexp)]:
+                       ('var', np.var), ('logsumexp', _logsumexp)]:
         got = getattr(F, name)(t, axis=axis, keepdims=keepdims)
         np.testing.assert_allclose(got.numpy(), want(x, axis=axis, keepdims=keepdims),
                                    rtol=1e-12, err_msg=name)
