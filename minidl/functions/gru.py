@@ -1,0 +1,199 @@
+"""Gated recurrent unit over a whole sequence, in Keras 2's weight layout.
+
+Gate blocks are in Keras order z (update), r (reset), h (candidate)::
+
+    z = sigmoid(x_t W_z + h_{t-1} U_z + b_z)        r likewise
+    reset_after=True:   n = tanh(x_t W_h + b_h + r * (h_{t-1} U_h + b'_h))
+    reset_after=False:  n = tanh(x_t W_h + (r * h_{t-1}) U_h + b_h)
+    h_t = z * h_{t-1} + (1 - z) * n
+
+With ``reset_after=True`` (PyTorch's and cuDNN's formulation) the bias has two
+rows, input and recurrent; with ``reset_after=False`` it is one vector. The time
+loop and layouts are described in ``rnn.py``.
+"""
+
+import numpy as np
+
+from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, steps_as_rows
+
+
+class _GRU(_Recurrence):
+    """What both GRU variants share: the gates' layout and the state update."""
+
+    block_scales = (-1, -1, 1)  # sigmoid z and r through one exp; the candidate unscaled
+
+    def _update(self, hidden, t, z, candidate):
+        """``h_t = z * h_{t-1} + (1 - z) * n``, as ``n + z * (h_{t-1} - n)``."""
+        state = self.xp.subtract(hidden[t], candidate, out=hidden[t + 1])
+        state *= z
+        state += candidate
+
+    def _update_factors(self, update):
+        """``d h_t / d z_pre`` (written to ``update``) and ``d h_t / d n_pre`` (returned),
+        for all steps at once."""
+        blocks, previous = self.activations, self.hidden[:-1]
+        z, candidate = blocks[:, :, 0], blocks[:, :, 2]
+        self.xp.subtract(previous, candidate, out=update)
+        update *= z
+        keep = 1 - z
+        update *= keep  # (h_{t-1} - n) z (1 - z)
+        candidate_factor = candidate * candidate
+        self.xp.subtract(1, candidate_factor, out=candidate_factor)
+        candidate_factor *= keep  # (1 - z) (1 - n^2)
+        return candidate_factor
+
+
+class GRUResetAfter(_GRU):
+    """GRU whose reset gate scales the recurrent projection (``reset_after=True``)."""
+
+    def _run(self, gates, recurrent_kernel, bias, states):
+        xp = self.xp
+        hidden = self._state_buffer(gates, states[0])
+        blocks = gates.reshape(gates.shape[:2] + (3, -1))
+        # h_{t-1} U + b_rec for every step, kept: backward needs its candidate block.
+        recurrent = xp.empty_like(gates)
+        recurrent_blocks = recurrent.reshape(blocks.shape)
+        self.recurrent_kernel = recurrent_kernel
+        recurrent_kernel = recurrent_kernel * self.scale
+        recurrent_bias = None if bias is None else bias[1] * self.scale
+        width = 2 * recurrent_kernel.shape[0]
+        product = xp.empty_like(hidden[0])
+        with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
+            for t in range(len(gates)):
+                xp.matmul(hidden[t], recurrent_kernel, out=recurrent[t])
+                if recurrent_bias is not None:
+                    recurrent[t] += recurrent_bias
+                update_reset = gates[t, :, :width]
+                update_reset += recurrent[t, :, :width]
+                self._sigmoid_(update_reset)
+                z, r, candidate = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2]
+                xp.multiply(r, recurrent_blocks[t, :, 2], out=product)
+                candidate += product
+                xp.tanh(candidate, out=candidate)
+                self._update(hidden, t, z, candidate)
+        self.activations, self.hidden, self.recurrent = blocks, hidden, recurrent_blocks
+        return hidden, ()
+
+    def _backprop(self, grad_hidden, grad_finals):
+        xp, blocks = self.xp, self.activations
+        z, r = blocks[:, :, 0], blocks[:, :, 1]
+        # Gradients of the recurrent pre-activations (h U + b_rec) per unit of dh_t,
+        # for all steps at once.
+        factors = xp.empty_like(blocks)
+        candidate_factor = self._update_factors(factors[:, :, 0])
+        xp.multiply(candidate_factor, self.recurrent[:, :, 2], out=factors[:, :, 1])
+        factors[:, :, 1] *= r
+        factors[:, :, 1] *= 1 - r
+        xp.multiply(candidate_factor, r, out=factors[:, :, 2])
+
+        grad_states = xp.empty_like(self.hidden[1:])
+        carry = grad_finals[0].astype(blocks.dtype, copy=True)
+        product = xp.empty_like(carry)
+        recurrent_t = self.recurrent_kernel.T
+        for t in reversed(range(len(blocks))):
+            dh = xp.add(grad_hidden[t], carry, out=grad_states[t])
+            factors[t] *= dh[:, None]  # used once: the step's gradients, in place
+            xp.matmul(factors[t].reshape(len(dh), -1), recurrent_t, out=carry)
+            xp.multiply(dh, z[t], out=product)
+            carry += product
+        grad_gates = factors.reshape(len(blocks), len(carry), -1)
+        grad_recurrent = grad_recurrent_bias = None
+        if self.needs_input_grad[2]:
+            grad_recurrent = steps_as_rows(self.hidden[:-1]).T @ steps_as_rows(grad_gates)
+        if self.has_bias and self.needs_input_grad[3]:
+            grad_recurrent_bias = steps_as_rows(grad_gates).sum(axis=0)
+        # The input side differs only in the candidate block: dn_pre = dh (1 - z)(1 - n^2).
+        xp.multiply(grad_states, candidate_factor, out=factors[:, :, 2])
+        return grad_gates, grad_recurrent, grad_recurrent_bias, (carry,)
+
+
+class GRUResetBefore(_GRU):
+    """GRU whose reset gate scales the previous state (``reset_after=False``)."""
+
+    def _run(self, gates, recurrent_kernel, bias, states):
+        xp = self.xp
+        hidden = self._state_buffer(gates, states[0])
+        blocks = gates.reshape(gates.shape[:2] + (3, -1))
+        width = 2 * recurrent_kernel.shape[0]
+        self.recurrent_kernel = recurrent_kernel
+        gate_kernel = recurrent_kernel[:, :width] * self.scale[:width]
+        candidate_kernel = xp.ascontiguousarray(recurrent_kernel[:, width:])
+        reset_hidden = xp.empty_like(hidden[1:])  # r * h_{t-1}, kept for backward
+        recurrent = xp.empty_like(gates[0, :, :width])
+        product = xp.empty_like(hidden[0])
+        with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
+            for t in range(len(gates)):
+                xp.matmul(hidden[t], gate_kernel, out=recurrent)
+                update_reset = gates[t, :, :width]
+                update_reset += recurrent
+                self._sigmoid_(update_reset)
+                z, r, candidate = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2]
+                xp.multiply(r, hidden[t], out=reset_hidden[t])
+                xp.matmul(reset_hidden[t], candidate_kernel, out=product)
+                candidate += product
+                xp.tanh(candidate, out=candidate)
+                self._update(hidden, t, z, candidate)
+        self.activations, self.hidden, self.reset_hidden = blocks, hidden, reset_hidden
+        return hidden, ()
+
+    def _backprop(self, grad_hidden, grad_finals):
+        xp, blocks = self.xp, self.activations
+        z, r = blocks[:, :, 0], blocks[:, :, 1]
+        update_factor = xp.empty_like(z)
+        candidate_factor = self._update_factors(update_factor)
+        reset_factor = self.hidden[:-1] * r
+        reset_factor *= 1 - r  # h_{t-1} r (1 - r)
+
+        grad_blocks = xp.empty_like(blocks)
+        carry = grad_finals[0].astype(blocks.dtype, copy=True)
+        dh, grad_reset_hidden, product = (xp.empty_like(carry) for _ in range(3))
+        width = 2 * carry.shape[1]
+        gate_kernel_t = self.recurrent_kernel[:, :width].T
+        candidate_kernel_t = self.recurrent_kernel[:, width:].T
+        for t in reversed(range(len(blocks))):
+            xp.add(grad_hidden[t], carry, out=dh)
+            xp.multiply(dh, candidate_factor[t], out=grad_blocks[t, :, 2])
+            xp.matmul(grad_blocks[t, :, 2], candidate_kernel_t, out=grad_reset_hidden)
+            xp.multiply(dh, update_factor[t], out=grad_blocks[t, :, 0])
+            xp.multiply(grad_reset_hidden, reset_factor[t], out=grad_blocks[t, :, 1])
+            gate_grads = grad_blocks[t, :, :2].reshape(len(dh), width)
+            xp.matmul(gate_grads, gate_kernel_t, out=carry)
+            xp.multiply(grad_reset_hidden, r[t], out=product)
+            carry += product
+            xp.multiply(dh, z[t], out=product)
+            carry += product
+        grad_gates = grad_blocks.reshape(len(blocks), len(carry), -1)
+        grad_recurrent = None
+        if self.needs_input_grad[2]:
+            flat = steps_as_rows(grad_gates)
+            grad_recurrent = xp.concatenate(
+                [steps_as_rows(self.hidden[:-1]).T @ flat[:, :width],
+                 steps_as_rows(self.reset_hidden).T @ flat[:, width:]], axis=1)
+        return grad_gates, grad_recurrent, None, (carry,)
+
+
+def gru(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False,
+        reset_after=True):
+    """Gated recurrent unit over a whole sequence (Keras 2 ``GRU`` weights).
+
+    Args:
+        x: Input sequence, shape ``(batch, steps, features)``.
+        kernel: Input weights ``(features, 3 * units)``, gate blocks z, r, h.
+        recurrent_kernel: Recurrent weights ``(units, 3 * units)``.
+        bias: Optional bias: ``(2, 3 * units)`` (input row, recurrent row) when
+            ``reset_after``, else ``(3 * units,)``.
+        initial_state: Optional initial state ``(batch, units)``; zeros if None.
+        reverse: Read the sequence from its last step to its first. ``outputs``
+            stay aligned with the input steps; ``h_last`` is the state after step 0.
+        reset_after: Apply the reset gate after the recurrent matrix product
+            (PyTorch's and cuDNN's GRU) rather than before it.
+
+    Returns:
+        ``(outputs, h_last)``: all states ``(batch, steps, units)`` and the final one.
+    """
+    states = () if initial_state is None else (initial_state,)
+    bias_shape = (lambda u: (2, 3 * u)) if reset_after else (lambda u: (3 * u,))
+    check_arguments('gru', x, kernel, recurrent_kernel, bias, states, 3, bias_shape)
+    variant = GRUResetAfter if reset_after else GRUResetBefore
+    function = variant(bool(reverse), bias is not None, bool(states))
+    return recurrence(function, x, kernel, recurrent_kernel, bias, states)

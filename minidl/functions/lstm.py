@@ -1,0 +1,115 @@
+"""Long short-term memory over a whole sequence, in Keras 2's weight layout.
+
+Gate blocks are in Keras order i, f, c, o; the recurrent activation is the
+sigmoid and the activation tanh::
+
+    i, f, g, o = sigmoid(.), sigmoid(.), tanh(.), sigmoid(.)   of  x_t W + h_{t-1} U + b
+    c_t = f * c_{t-1} + i * g
+    h_t = o * tanh(c_t)
+
+The time loop, layouts and the one-``exp`` gate evaluation are described in
+``rnn.py``.
+"""
+
+import numpy as np
+
+from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, steps_as_rows
+
+
+class LSTM(_Recurrence):
+    """The LSTM recurrence; outputs ``(outputs, h_last, c_last)``."""
+
+    block_scales = (-1, -1, -2, -1)
+    state_count = 2
+
+    def _run(self, gates, recurrent_kernel, bias, states):
+        xp = self.xp
+        hidden = self._state_buffer(gates, states[0])
+        cells = self._state_buffer(gates, states[1])
+        tanh_cells = xp.empty_like(hidden[1:])
+        blocks = gates.reshape(gates.shape[:2] + (4, -1))
+        self.recurrent_kernel = recurrent_kernel
+        recurrent_kernel = recurrent_kernel * self.scale
+        recurrent = xp.empty_like(gates[0])
+        product = xp.empty_like(hidden[0])
+        with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
+            for t in range(len(gates)):
+                xp.matmul(hidden[t], recurrent_kernel, out=recurrent)
+                gates[t] += recurrent
+                self._sigmoid_(gates[t])
+                i, f, g, o = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2], blocks[t, :, 3]
+                g *= 2  # tanh(z) = 2 sigmoid(2z) - 1
+                g -= 1
+                xp.multiply(f, cells[t], out=cells[t + 1])
+                xp.multiply(i, g, out=product)
+                cells[t + 1] += product
+                xp.tanh(cells[t + 1], out=tanh_cells[t])
+                xp.multiply(o, tanh_cells[t], out=hidden[t + 1])
+        self.activations, self.hidden = blocks, hidden
+        self.cells, self.tanh_cells = cells, tanh_cells
+        return hidden, (cells[-1],)
+
+    def _backprop(self, grad_hidden, grad_finals):
+        xp = self.xp
+        blocks, tanh_cells = self.activations, self.tanh_cells
+        i, f, g, o = blocks[:, :, 0], blocks[:, :, 1], blocks[:, :, 2], blocks[:, :, 3]
+        # What does not depend on the recurrence, for all steps at once: the gates'
+        # pre-activation gradients are factors * dc (i, f, g) and factors * dh (o),
+        # with dc = dh * o_factor + (dc_{t+1} f_{t+1}).
+        factors = xp.subtract(1, blocks)
+        factors *= blocks  # sigmoid' = s (1 - s)
+        xp.multiply(g, g, out=factors[:, :, 2])
+        xp.subtract(1, factors[:, :, 2], out=factors[:, :, 2])  # tanh' = 1 - g^2
+        factors[:, :, 0] *= g
+        factors[:, :, 1] *= self.cells[:-1]
+        factors[:, :, 2] *= i
+        factors[:, :, 3] *= tanh_cells
+        o_factor = tanh_cells * tanh_cells
+        xp.subtract(1, o_factor, out=o_factor)
+        o_factor *= o
+
+        grad_h = grad_finals[0].astype(blocks.dtype, copy=True)
+        grad_c = grad_finals[1].astype(blocks.dtype, copy=True)
+        dh, dc = xp.empty_like(grad_h), xp.empty_like(grad_c)
+        recurrent_t = self.recurrent_kernel.T
+        for t in reversed(range(len(blocks))):
+            xp.add(grad_hidden[t], grad_h, out=dh)
+            xp.multiply(dh, o_factor[t], out=dc)
+            dc += grad_c
+            # Each step's factors are used once: they become its gradients in place.
+            factors[t, :, :3] *= dc[:, None]
+            factors[t, :, 3] *= dh
+            xp.multiply(dc, f[t], out=grad_c)
+            xp.matmul(factors[t].reshape(len(dh), -1), recurrent_t, out=grad_h)
+        grad_gates = factors.reshape(factors.shape[:2] + (-1,))
+        grad_recurrent = None
+        if self.needs_input_grad[2]:
+            grad_recurrent = steps_as_rows(self.hidden[:-1]).T @ steps_as_rows(grad_gates)
+        return grad_gates, grad_recurrent, None, (grad_h, grad_c)
+
+
+def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False):
+    """Long short-term memory over a whole sequence (Keras 2 ``LSTM`` weights).
+
+    Args:
+        x: Input sequence, shape ``(batch, steps, features)``.
+        kernel: Input weights ``(features, 4 * units)``, gate blocks i, f, c, o.
+        recurrent_kernel: Recurrent weights ``(units, 4 * units)``.
+        bias: Optional bias ``(4 * units,)``.
+        initial_state: None (zeros) or a pair ``(h0, c0)``, each ``(batch, units)``.
+        reverse: Read the sequence from its last step to its first. ``outputs``
+            stay aligned with the input steps; the final states are those after step 0.
+
+    Returns:
+        ``(outputs, h_last, c_last)``: hidden states ``(batch, steps, units)``
+        and the final hidden and cell states ``(batch, units)``.
+    """
+    if initial_state is None:
+        states = ()
+    elif isinstance(initial_state, (tuple, list)) and len(initial_state) == 2:
+        states = tuple(initial_state)
+    else:
+        raise ValueError('lstm: initial_state must be None or a pair (h0, c0)')
+    check_arguments('lstm', x, kernel, recurrent_kernel, bias, states, 4, lambda u: (4 * u,))
+    function = LSTM(bool(reverse), bias is not None, bool(states))
+    return recurrence(function, x, kernel, recurrent_kernel, bias, states)
