@@ -1,7 +1,10 @@
 """Differentiable functions on tensors, one topic per module.
 
 Every public wrapper is re-exported here, so ``minidl.functions.conv2d`` and
-``minidl.functions.conv.conv2d`` are the same function.
+``minidl.functions.conv.conv2d`` are the same function. Where a wrapper
+shares its module's name (``lstm``, ``gru``, ``embedding``), the package
+attribute is the wrapper; reach the module's classes with
+``from minidl.functions.lstm import LSTM``.
 """
 
 from minidl.functions.math import (

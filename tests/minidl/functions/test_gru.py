@@ -4,7 +4,7 @@ step loop for reset_after=False, which PyTorch does not implement."""
 import numpy as np
 import pytest
 
-from minidl.functions import gru as G
+from minidl.functions.gru import GRUResetAfter, GRUResetBefore, gru
 from tests.gradcases import GradCase, random, run_gradcheck
 from tests.minidl.functions.test_rnn import (
     N, T, F, U, assert_close, run_minidl, run_torch, sequence_problem, weights)
@@ -14,15 +14,15 @@ before = weights(3)
 h0 = random(N, U, seed=7)
 
 GRADCHECK_CASES = [
-    GradCase(G.GRUResetAfter, G.gru, [random(N, T, F)] + after),
-    GradCase(G.GRUResetAfter, lambda x, k, r, b, h: G.gru(x, k, r, b, h, reverse=True),
+    GradCase(GRUResetAfter, gru, [random(N, T, F)] + after),
+    GradCase(GRUResetAfter, lambda x, k, r, b, h: gru(x, k, r, b, h, reverse=True),
              [random(N, T, F)] + after + [h0], 'reverse-initial-state'),
-    GradCase(G.GRUResetAfter, lambda x, k, r: G.gru(x, k, r), [random(N, T, F)] + after[:2],
+    GradCase(GRUResetAfter, lambda x, k, r: gru(x, k, r), [random(N, T, F)] + after[:2],
              'no-bias'),
-    GradCase(G.GRUResetBefore, lambda x, k, r, b: G.gru(x, k, r, b, reset_after=False),
+    GradCase(GRUResetBefore, lambda x, k, r, b: gru(x, k, r, b, reset_after=False),
              [random(N, T, F)] + before),
-    GradCase(G.GRUResetBefore,
-             lambda x, k, r, b, h: G.gru(x, k, r, b, h, reverse=True, reset_after=False),
+    GradCase(GRUResetBefore,
+             lambda x, k, r, b, h: gru(x, k, r, b, h, reverse=True, reset_after=False),
              [random(N, T, F)] + before + [h0], 'reverse-initial-state'),
 ]
 
@@ -46,7 +46,7 @@ def test_reset_after_gru_matches_torch(reverse, with_state):
     x, kernel, recurrent, bias, h0, normal = sequence_problem(3, bias_shape=(2, 15))
     grads = [normal(3, 5, 5), normal(3, 5)]
     arrays = [x, kernel, recurrent, bias] + ([h0] if with_state else [])
-    outputs, got = run_minidl(G.gru, arrays, grads, reverse=reverse)
+    outputs, got = run_minidl(gru, arrays, grads, reverse=reverse)
 
     module = torch.nn.GRU(4, 5, batch_first=True)
     with torch.no_grad():
@@ -84,7 +84,7 @@ def reset_before_reference(x, kernel, recurrent, bias, h0, reverse):
 @pytest.mark.parametrize('reverse', [False, True])
 def test_reset_before_gru_matches_a_numpy_loop(reverse):
     x, kernel, recurrent, bias, h0, _ = sequence_problem(3)
-    outputs, h_last = G.gru(x, kernel, recurrent, bias, h0, reverse=reverse, reset_after=False)
+    outputs, h_last = gru(x, kernel, recurrent, bias, h0, reverse=reverse, reset_after=False)
     want_outputs, want_last = reset_before_reference(
         *(a.astype(np.float64) for a in (x, kernel, recurrent, bias, h0)), reverse)
     assert outputs.dtype == np.float32
@@ -96,4 +96,4 @@ def test_reset_before_gru_matches_a_numpy_loop(reverse):
 def test_bias_shape_follows_reset_after(reset_after, shape):
     x, kernel, recurrent, _, _, _ = sequence_problem(3)
     with pytest.raises(ValueError, match='bias must have shape'):
-        G.gru(x, kernel, recurrent, np.zeros(shape, np.float32), reset_after=reset_after)
+        gru(x, kernel, recurrent, np.zeros(shape, np.float32), reset_after=reset_after)

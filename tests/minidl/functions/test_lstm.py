@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from minidl.functions import lstm as L
+from minidl.functions.lstm import LSTM, lstm
 from tests.gradcases import GradCase, random, run_gradcheck
 from tests.minidl.functions.test_rnn import (
     N, T, F, U, assert_close, run_minidl, run_torch, sequence_problem, weights)
@@ -11,10 +11,10 @@ from tests.minidl.functions.test_rnn import (
 states = (random(N, U, seed=7), random(N, U, seed=8))
 
 GRADCHECK_CASES = [
-    GradCase(L.LSTM, L.lstm, [random(N, T, F)] + weights(4)),
-    GradCase(L.LSTM, lambda x, k, r, b, h, c: L.lstm(x, k, r, b, (h, c), reverse=True),
+    GradCase(LSTM, lstm, [random(N, T, F)] + weights(4)),
+    GradCase(LSTM, lambda x, k, r, b, h, c: lstm(x, k, r, b, (h, c), reverse=True),
              [random(N, T, F)] + weights(4) + list(states), 'reverse-initial-state'),
-    GradCase(L.LSTM, lambda x, k, r: L.lstm(x, k, r), [random(N, 1, F)] + weights(4)[:2],
+    GradCase(LSTM, lambda x, k, r: lstm(x, k, r), [random(N, 1, F)] + weights(4)[:2],
              'one-step-no-bias'),
 ]
 
@@ -32,7 +32,7 @@ def test_lstm_matches_torch(reverse, with_state):
     c0 = normal(3, 5)
     grads = [normal(3, 5, 5), normal(3, 5), normal(3, 5)]
     arrays = [x, kernel, recurrent, bias] + ([(h0, c0)] if with_state else [])
-    outputs, got = run_minidl(L.lstm, arrays, grads, reverse=reverse)
+    outputs, got = run_minidl(lstm, arrays, grads, reverse=reverse)
 
     # Keras's gate order i, f, c, o is PyTorch's i, f, g, o: the layouts are transposes.
     module = torch.nn.LSTM(4, 5, batch_first=True)
@@ -52,7 +52,7 @@ def test_lstm_matches_torch(reverse, with_state):
 
 def test_saturated_gates_stay_finite():
     x, kernel, recurrent, bias, _, _ = sequence_problem(4)
-    outputs, h_last, c_last = L.lstm(x * 1e4, kernel, recurrent, bias)
+    outputs, h_last, c_last = lstm(x * 1e4, kernel, recurrent, bias)
     assert np.isfinite(outputs.numpy()).all() and np.isfinite(c_last.numpy()).all()
     assert np.abs(h_last.numpy()).max() <= 1
 
@@ -61,10 +61,10 @@ def test_saturated_gates_stay_finite():
 def test_initial_state_must_be_a_pair(initial_state):
     x, kernel, recurrent, bias, _, _ = sequence_problem(4)
     with pytest.raises(ValueError, match='pair'):
-        L.lstm(x, kernel, recurrent, bias, initial_state)
+        lstm(x, kernel, recurrent, bias, initial_state)
 
 
 def test_kernel_with_the_wrong_number_of_gates_is_rejected():
     x, kernel, recurrent, bias, _, _ = sequence_problem(3)
     with pytest.raises(ValueError, match=r'recurrent_kernel must have shape \(units, 4 \* units\)'):
-        L.lstm(x, kernel, recurrent, bias)
+        lstm(x, kernel, recurrent, bias)
