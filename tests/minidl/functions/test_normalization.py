@@ -20,7 +20,8 @@ GRADCHECK_CASES = [
              'channels_last'),
     GradCase(BatchNorm, lambda x, g, b: _train(x, g, b, axis=1),
              [random(2, 3, 3, 2, seed=3), random(3, seed=4), random(3, seed=5)], 'channels_first'),
-    GradCase(BatchNorm, _train, [random(5, 3, seed=6), random(3, seed=7), random(3, seed=8)], '2d'),
+    GradCase(BatchNorm, _train, [random(5, 3, seed=6), random(3, seed=7), random(3, seed=8)],
+             '2d'),
     GradCase(BatchNormInference,
              lambda x, g, b, m, v: batch_norm(x, g, b, m, v, False, axis=1),
              [random(2, 3, 2, 2, seed=9), random(3, seed=10), random(3, seed=11),
@@ -143,6 +144,8 @@ def test_batch_norm_rejects_bad_arguments():
         batch_norm(x, None, None, None, None, False, axis=1)
     with pytest.raises(ValueError, match='at least 2 dimensions'):
         batch_norm(np.zeros(3, np.float32), None, None, None, None, True)
+    with pytest.raises(TypeError, match='running_mean must be a Tensor or an array'):
+        batch_norm(x, None, None, [0.0, 0.0, 0.0], np.ones(3), True, axis=1)
     running_mean = np.zeros(3, np.float32)
     with pytest.raises(ValueError, match='empty batch'):
         batch_norm(np.zeros((0, 3), np.float32), None, None, running_mean, np.ones(3), True)
