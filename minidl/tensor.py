@@ -169,7 +169,9 @@ class Tensor:
 
     def _accumulate_grad(self, grad):
         # Gradients may arrive as broadcast views; a leaf's .grad is a plain array.
-        grad = self.xp.ascontiguousarray(grad.astype(self.dtype, copy=False))
+        grad = grad.astype(self.dtype, copy=False)
+        if not grad.flags.c_contiguous:
+            grad = grad.copy()
         self.grad = Tensor._wrap(grad if self.grad is None else self.grad.data + grad)
 
     @property
@@ -201,7 +203,8 @@ class Function:
         self.needs_input_grad = tuple(config.grad_enabled and x.requires_grad for x in inputs)
         outputs = self.forward(*(x.data for x in inputs))
         single = not isinstance(outputs, tuple)
-        outputs = (outputs,) if single else outputs
+        # numpy reductions return scalars, not arrays: keep every tensor's data an array.
+        outputs = tuple(self.xp.asarray(y) for y in ((outputs,) if single else outputs))
         results = tuple(Tensor._wrap(y) for y in outputs)
         if any(self.needs_input_grad):
             self.inputs = inputs

@@ -1,5 +1,7 @@
 """The autograd engine: construction, operators, backward, graph lifetime."""
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -180,3 +182,30 @@ def test_methods_bound_to_functions():
     np.testing.assert_allclose(x.sum(axis=0).numpy(), [3, 5, 7])
     np.testing.assert_allclose(x.mean().item(), 2.5)
     np.testing.assert_allclose(x.max(axis=1).numpy(), [2, 5])
+
+
+def _reduce_to(array, shape):
+    """Independent reference: sum ``array`` down to ``shape`` axis by axis."""
+    while array.ndim > len(shape):
+        array = array.sum(axis=0)
+    return array.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(data=st.data())
+def test_broadcast_gradients_for_any_compatible_shapes(data):
+    out_shape = data.draw(st.lists(st.integers(1, 4), min_size=0, max_size=4))
+
+    def input_shape():  # a suffix of the output's axes, some of them shrunk to 1
+        suffix = out_shape[data.draw(st.integers(0, len(out_shape))):]
+        return tuple(1 if data.draw(st.booleans()) else n for n in suffix)
+
+    a_shape, b_shape = input_shape(), input_shape()
+    rng = np.random.default_rng(0)
+    a_np, b_np = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+    a = Tensor(a_np, dtype='float64', requires_grad=True)
+    b = Tensor(b_np, dtype='float64', requires_grad=True)
+    (a * b).sum().backward()
+    full = np.broadcast_shapes(a_shape, b_shape)
+    np.testing.assert_allclose(a.grad.numpy(), _reduce_to(np.broadcast_to(b_np, full), a_shape))
+    np.testing.assert_allclose(b.grad.numpy(), _reduce_to(np.broadcast_to(a_np, full), b_shape))
