@@ -62,6 +62,7 @@ def gradcheck(function, inputs, eps=1e-6, atol=1e-6, rtol=1e-4, seed=0):
             else np.zeros(tensor.shape)
         numeric = np.zeros(tensor.shape)
         flat = tensor.data.reshape(-1)  # a view: editing it perturbs the input
+        assert flat.base is tensor.data or flat.base is tensor.data.base
         for j in range(flat.size):
             original = float(flat[j])
             flat[j] = original + eps
@@ -87,8 +88,10 @@ def _as_float64(value):
         data = np.asarray(data)
     if data.dtype.kind != 'f':
         return Tensor._wrap(data)
-    # A private float64 copy: the check perturbs it element by element.
-    return Tensor._wrap(data.astype(np.float64, copy=True)).requires_grad_()
+    # A private C-ordered float64 copy: the check perturbs it element by element
+    # through a flat view, which must share its memory.
+    xp = arrays.get_array_module(data)
+    return Tensor._wrap(xp.array(data, dtype=np.float64, order='C', copy=True)).requires_grad_()
 
 
 def _floating(outputs):

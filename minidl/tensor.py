@@ -47,8 +47,8 @@ class Tensor:
         else:
             xp = devices.Device(device or devices.get_default_device()).xp
             data = np.asarray(data)
-            if data.dtype == object:
-                raise TypeError(f'cannot make a Tensor from {type(data).__name__} data')
+        if data.dtype.kind not in 'biuf':
+            raise TypeError(f'a Tensor holds numbers or booleans, not {data.dtype} data')
         if dtype is None and data.dtype.kind == 'f':
             dtype = config.default_dtype
         self._init(_move(data, xp, dtype))
@@ -114,6 +114,14 @@ class Tensor:
     def __bool__(self):
         return bool(self.data)
 
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError('iteration over a 0-d tensor')
+        return (self[i] for i in range(len(self)))
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
     __hash__ = object.__hash__  # comparisons return tensors, so keep identity hashing
 
     # ----- conversions -----------------------------------------------------
@@ -167,12 +175,20 @@ class Tensor:
                                  f'shape {self.shape}')
         _backward(self, grad, retain_graph)
 
-    def _accumulate_grad(self, grad):
-        # Gradients may arrive as broadcast views; a leaf's .grad is a plain array.
-        grad = grad.astype(self.dtype, copy=False)
-        if not grad.flags.c_contiguous:
+    def _accumulate_grad(self, grad, shared):
+        """Add ``grad`` to ``.grad``, which always owns a plain writable array.
+
+        ``shared`` says that ``grad`` is also referenced elsewhere (the caller's
+        array, or one already given to another leaf): it is then copied, as are
+        views, so that in-place updates of one ``.grad`` (clipping, reductions
+        across processes) never reach another array.
+        """
+        if self.grad is not None:
+            self.grad = Tensor._wrap(self.grad.data + grad)
+            return
+        if shared or grad.base is not None or not (grad.flags.c_contiguous and grad.flags.writeable):
             grad = grad.copy()
-        self.grad = Tensor._wrap(grad if self.grad is None else self.grad.data + grad)
+        self.grad = Tensor._wrap(grad)
 
     @property
     def _generation(self):
@@ -192,14 +208,19 @@ class Function:
     inputs want a gradient (backward may return None for the others).
     ``backward`` receives one gradient per output (zeros for outputs that did
     not reach the objective) and may return gradients of a broadcast shape:
-    the engine sums them down to each input's shape.
+    the engine sums them down to each input's shape. It returns new arrays or
+    views of its ``grad_outputs``, never arrays it keeps.
+
+    Inputs that are not tensors are converted: arrays and Python numbers take
+    the floating dtype and device of the tensor inputs, so ``f(x32, 2.0)``
+    stays float32.
 
     A Function object is used once: ``Exp()(x)`` returns ``exp(x)``.
     """
 
     def __call__(self, *inputs):
-        inputs = tuple(_as_input(x) for x in inputs)
-        self.xp = arrays.get_array_module(*(x.data for x in inputs))
+        self.xp, float_dtype = _common_module_and_float_dtype(inputs)
+        inputs = tuple(_as_input(x, self.xp, float_dtype) for x in inputs)
         self.needs_input_grad = tuple(config.grad_enabled and x.requires_grad for x in inputs)
         outputs = self.forward(*(x.data for x in inputs))
         single = not isinstance(outputs, tuple)
@@ -232,8 +253,9 @@ class Function:
 
 def _backward(root, grad, retain_graph):
     if root.creator is None:
-        root._accumulate_grad(grad)
+        root._accumulate_grad(grad, shared=True)
         return
+    given = [grad]  # arrays that a leaf may not keep without copying (and kept alive, so ids stay unique)
     pending = {}  # (id(function), output index) -> gradient summed so far
     queue, queued, order = [], set(), itertools.count()
 
@@ -267,8 +289,10 @@ def _backward(root, grad, retain_graph):
                 continue
             if grad_input.shape != tensor.shape:
                 grad_input = sum_to_shape(grad_input, tensor.shape)
+            grad_input = grad_input.astype(tensor.dtype, copy=False)
             if tensor.creator is None:
-                tensor._accumulate_grad(grad_input)
+                tensor._accumulate_grad(grad_input, shared=any(g is grad_input for g in given))
+                given.append(grad_input)
                 continue
             key = (id(tensor.creator), tensor._output_index)
             pending[key] = grad_input if key not in pending else pending[key] + grad_input
@@ -277,10 +301,27 @@ def _backward(root, grad, retain_graph):
             function._release()
 
 
-def _as_input(value):
+def _common_module_and_float_dtype(inputs):
+    """The array module of the inputs, and the floating dtype non-tensors should take."""
+    tensors = [x.data for x in inputs if isinstance(x, Tensor)]
+    plain = [x for x in inputs if arrays.is_array(x)]
+    xp = arrays.get_array_module(*tensors, *plain)
+    float_dtype = next((a.dtype for a in tensors + plain if a.dtype.kind == 'f'), None)
+    return xp, float_dtype
+
+
+def _as_input(value, xp, float_dtype):
+    """``value`` as a Tensor; non-tensors take ``xp`` and (if floating) ``float_dtype``."""
     if isinstance(value, Tensor):
         return value
-    return Tensor._wrap(value) if arrays.is_array(value) else Tensor(value)
+    if not arrays.is_array(value):
+        is_number = isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+        value = np.asarray(value, dtype=float_dtype if is_number else None)
+        if value.dtype.kind == 'f' and float_dtype is None:
+            value = value.astype(config.default_dtype)
+    if value.dtype.kind == 'f' and float_dtype is not None:
+        value = value.astype(float_dtype, copy=False)
+    return Tensor._wrap(_move(value, xp, None))
 
 
 def sum_to_shape(array, shape):

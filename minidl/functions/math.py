@@ -52,8 +52,9 @@ class Pow(Function):
         return self.y
 
     def backward(self, grad):
-        grad_a = grad * self.b * self.a ** (self.b - 1)
-        grad_b = None
+        grad_a = grad_b = None
+        if self.needs_input_grad[0]:
+            grad_a = grad * self.b * self.a ** (self.b - 1)
         if self.needs_input_grad[1]:
             # d(a^b)/db = a^b log a, defined where a > 0.
             log_a = self.xp.log(self.xp.where(self.a > 0, self.a, 1))
@@ -128,14 +129,19 @@ class Minimum(Function):
 
 
 class Clip(Function):
-    """Clamp into [low, high]; the gradient passes where the input is inside."""
+    """Clamp into [low, high] (either may be None); the gradient passes inside."""
 
     def __init__(self, low, high):
+        if low is None and high is None:
+            raise ValueError('clip needs a lower or an upper bound')
         self.low, self.high = low, high
 
     def forward(self, x):
-        self.inside = (x >= self.low) & (x <= self.high)
-        return self.xp.clip(x, self.low, self.high)
+        xp = self.xp
+        low = -xp.inf if self.low is None else self.low
+        high = xp.inf if self.high is None else self.high
+        self.inside = (x >= low) & (x <= high)
+        return xp.clip(x, low, high)
 
     def backward(self, grad):
         return grad * self.inside
@@ -163,6 +169,8 @@ class MatMul(Function):
 
     def backward(self, grad):
         a, b, xp = self.a, self.b, self.xp
+        if a.ndim == b.ndim == 1:  # inner product: grad is a scalar
+            return grad * b, grad * a
         # Treat vectors as matrices so one formula covers every case.
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b

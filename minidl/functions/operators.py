@@ -3,8 +3,8 @@
 ``tensor.py`` is the lowest layer and imports no operation; this module,
 imported by ``minidl.functions``, gives Tensor its ``+ - * / ** @``, unary
 minus, comparisons, indexing and methods such as ``x.sum()``. A Python number
-or array on the other side of an operator takes the tensor's floating dtype,
-so ``x * 2`` stays float32.
+or array on the other side of an operator takes the tensor's floating dtype
+(see ``Function``), so ``x * 2`` stays float32.
 """
 
 import operator
@@ -13,27 +13,21 @@ from minidl.functions import array, math, reduction
 from minidl.tensor import Tensor
 
 
-def _operand(value, like):
-    """``value`` as a tensor on ``like``'s device, in its dtype if ``like`` is floating."""
-    if isinstance(value, Tensor):
-        return value
-    dtype = like.dtype if like.dtype.kind == 'f' else None
-    return Tensor._wrap(like.xp.asarray(value, dtype=dtype))
-
-
 def _binary(function):
     def forward_operator(self, other):
-        return function(self, _operand(other, self))
+        return function(self, other)
 
     def reflected_operator(self, other):
-        return function(_operand(other, self), self)
+        return function(other, self)
 
     return forward_operator, reflected_operator
 
 
 def _comparison(compare):
     def comparison_operator(self, other):
-        return Tensor._wrap(compare(self.data, _operand(other, self).data))
+        if other is None:
+            return NotImplemented
+        return Tensor._wrap(compare(self.data, other.data if isinstance(other, Tensor) else other))
     return comparison_operator
 
 

@@ -5,13 +5,15 @@ as numpy does. Backward re-expands the reduced gradient by inserting the
 reduced axes and broadcasting.
 """
 
+import operator
+
 from minidl.tensor import Function
 
 
 def _normalize_axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
     normalized = tuple(a + ndim if a < 0 else a for a in axes)
     if any(not 0 <= a < ndim for a in normalized) or len(set(normalized)) != len(normalized):
         raise ValueError(f'invalid axis {axis!r} for an array of {ndim} dimensions')
@@ -90,6 +92,9 @@ class Var(_Reduction):
 
     def forward(self, x):
         self._setup(x)
+        if self.count <= self.ddof:
+            raise ValueError(f'var with ddof={self.ddof} needs more than {self.ddof} elements '
+                             f'per result; axis {self.axis!r} of shape {x.shape} has {self.count}')
         self.centered = x - x.mean(axis=self.axes, keepdims=True)
         return (self.centered ** 2).sum(axis=self.axes, keepdims=self.keepdims) \
             / x.dtype.type(self.count - self.ddof)

@@ -38,3 +38,10 @@ def test_does_not_modify_the_callers_arrays():
     x = np.array([1.0, 2.0], dtype=np.float32)
     gradcheck(lambda t: Square()(t), [x])
     np.testing.assert_array_equal(x, [1.0, 2.0])
+
+
+def test_non_contiguous_inputs_are_perturbed_for_real():
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+    assert gradcheck(lambda t: Square()(t), [x.T])
+    with pytest.raises(GradcheckError):
+        gradcheck(lambda t: Square(wrong=True)(t), [np.asfortranarray(x)])

@@ -209,3 +209,35 @@ def test_broadcast_gradients_for_any_compatible_shapes(data):
     full = np.broadcast_shapes(a_shape, b_shape)
     np.testing.assert_allclose(a.grad.numpy(), _reduce_to(np.broadcast_to(b_np, full), a_shape))
     np.testing.assert_allclose(b.grad.numpy(), _reduce_to(np.broadcast_to(a_np, full), b_shape))
+
+
+def test_python_numbers_and_arrays_take_the_tensors_float_dtype():
+    from minidl import functions as F
+    x = Tensor(np.ones(3, np.float32), requires_grad=True)
+    for result in (F.add(x, 1), F.maximum(x, 0), F.mul(2, x), F.pow(x, 2),
+                   F.where(np.array([True, False, True]), x, 0), F.mul(x, np.ones(3))):
+        assert result.dtype == np.float32
+
+
+def test_a_leafs_grad_owns_its_memory():
+    w1 = Tensor(np.ones(3), requires_grad=True)
+    w2 = Tensor(np.ones(3), requires_grad=True)
+    upstream = np.ones(3, np.float32)
+    (w1 + w2).backward(upstream)
+    w1.grad.data *= 0.5  # an in-place update of one gradient ...
+    np.testing.assert_array_equal(w2.grad.numpy(), [1, 1, 1])  # ... reaches no other array
+    np.testing.assert_array_equal(upstream, [1, 1, 1])
+    x = Tensor(np.ones((1, 3)), requires_grad=True)
+    x.sum(axis=0).sum().backward()
+    x.grad.data *= 2  # writable even when backward produced a broadcast view
+
+
+def test_iteration_and_numpy_conversion():
+    x = Tensor(np.arange(6.0).reshape(3, 2))
+    assert [row.shape for row in x] == [(2,), (2,), (2,)]
+    with pytest.raises(TypeError, match='0-d'):
+        list(Tensor(5.0))
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(3, 2))
+    with pytest.raises(TypeError, match='numbers or booleans'):
+        Tensor(['a', 'b'])
+    assert (x == None) is False  # noqa: E711  (identity comparison, not an elementwise one)

@@ -24,12 +24,15 @@ GRADCHECK_CASES = [
     GradCase(F.Maximum, F.maximum, [random(3, 4), random(3, 4, seed=1)]),
     GradCase(F.Minimum, F.minimum, [random(3, 4), random(4, seed=1)]),
     GradCase(F.Clip, lambda x: F.clip(x, -0.5, 0.7), [random(4, 5)]),
+    GradCase(F.Clip, lambda x: F.clip(x, None, 0.7), [random(4, 5)], "upper-only"),
     GradCase(F.Where, lambda a, b: F.where(random(3, 4, seed=5) > 0, a, b),
              [random(3, 4), random(4, seed=1)]),
     GradCase(F.MatMul, F.matmul, [random(3, 4), random(4, 2, seed=1)], 'matrix'),
     GradCase(F.MatMul, F.matmul, [random(2, 3, 4), random(4, 5, seed=1)], 'batched-broadcast'),
     GradCase(F.MatMul, F.matmul, [random(4), random(2, 4, 3, seed=1)], 'vector-left'),
     GradCase(F.MatMul, F.matmul, [random(2, 3, 4), random(4, seed=1)], 'vector-right'),
+    GradCase(F.MatMul, F.matmul, [random(4), random(4, seed=1)], 'inner-product'),
+    GradCase(F.Exp, F.exp, [random(4, 3).T], 'transposed-input'),
 ]
 
 
@@ -54,3 +57,13 @@ def test_tied_maximum_sends_the_gradient_to_the_first_input():
     F.maximum(a, b).sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.0])
     np.testing.assert_array_equal(b.grad.numpy(), [0.0, 1.0])
+
+
+def test_clip_with_one_bound():
+    x = Tensor([-2.0, 0.0, 2.0], requires_grad=True)
+    y = F.clip(x, None, 1.0)
+    np.testing.assert_array_equal(y.numpy(), [-2.0, 0.0, 1.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match='bound'):
+        F.clip(x, None, None)

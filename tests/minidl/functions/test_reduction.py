@@ -55,3 +55,10 @@ def test_logsumexp_is_stable_for_large_and_infinite_inputs():
 def test_bad_axis_is_rejected():
     with pytest.raises(ValueError, match='axis'):
         F.sum(Tensor(np.ones((2, 3))), axis=2)
+
+
+def test_numpy_integer_axes_and_too_few_elements_for_ddof():
+    x = Tensor(np.ones((2, 3)))
+    assert F.sum(x, axis=np.int64(1)).shape == (2,)
+    with pytest.raises(ValueError, match='ddof=1'):
+        F.var(Tensor(np.ones((1, 3))), axis=0, ddof=1)
