@@ -5,7 +5,7 @@ returned here, so the same code runs on both. Only ``backend`` (and its
 ``cuda`` sub-package) may import CuPy.
 """
 
-from minidl.backend.arrays import as_array, get_array_module, is_array, to_numpy
+from minidl.backend.arrays import get_array_module, is_array, to_numpy
 from minidl.backend.device import Device, get_default_device, set_default_device
 from minidl.backend.memory import keep_freed_memory
 from minidl.backend.random import Generator, default_generator, set_seed
@@ -13,6 +13,6 @@ from minidl.backend.random import Generator, default_generator, set_seed
 keep_freed_memory()
 
 __all__ = [
-    'Device', 'Generator', 'as_array', 'default_generator', 'get_array_module',
+    'Device', 'Generator', 'default_generator', 'get_array_module',
     'get_default_device', 'is_array', 'set_default_device', 'set_seed', 'to_numpy',
 ]

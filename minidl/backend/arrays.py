@@ -32,13 +32,6 @@ def is_array(value):
     return cupy is not None and isinstance(value, cupy.ndarray)
 
 
-def as_array(value, dtype=None, xp=np):
-    """Convert ``value`` to an array of module ``xp``, keeping existing arrays' module."""
-    if is_array(value):
-        xp = get_array_module(value)
-    return xp.asarray(value, dtype=dtype)
-
-
 def to_numpy(array):
     """Return a numpy array with the contents of ``array`` (copying from a GPU)."""
     if isinstance(array, np.ndarray):
