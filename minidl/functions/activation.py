@@ -2,7 +2,11 @@
 
 Each function that needs its own backward is one Function; where the output
 determines the derivative (relu, sigmoid, tanh, softmax, ...) backward reuses
-the saved output instead of the input.
+the saved output instead of the input. Activations accept floating arrays only.
+
+numpy ufuncs return scalars, not arrays, for 0-d inputs, and a scalar cannot
+be an ``out=`` argument: a fresh result that is later updated with ``out=`` is
+allocated with ``empty_like`` first.
 """
 
 import math
@@ -20,8 +24,18 @@ _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _GELU_CUBIC = 0.044715
 
 
-class ReLU(Function):
+class _Activation(Function):
+    """A Function of one floating array; subclasses define ``activate`` as its forward."""
+
     def forward(self, x):
+        # Integer input would be promoted to float64 by some ufuncs and rejected by others.
+        if x.dtype.kind != 'f':
+            raise TypeError(f'{type(self).__name__} needs a floating input, got {x.dtype}')
+        return self.activate(x)
+
+
+class ReLU(_Activation):
+    def activate(self, x):
         self.y = self.xp.maximum(x, 0)
         return self.y
 
@@ -29,11 +43,11 @@ class ReLU(Function):
         return grad * (self.y > 0)
 
 
-class LeakyReLU(Function):
+class LeakyReLU(_Activation):
     def __init__(self, alpha):
         self.alpha = alpha
 
-    def forward(self, x):
+    def activate(self, x):
         xp = self.xp
         self.x = x
         # max(x, 0) + alpha * min(x, 0): an exact select, much faster than where().
@@ -46,13 +60,13 @@ class LeakyReLU(Function):
         return _select(self.x > 0, grad, grad * self.alpha)
 
 
-class ELU(Function):
+class ELU(_Activation):
     """``scale * (x if x > 0 else alpha * (exp(x) - 1))``; SELU is a scaled ELU."""
 
     def __init__(self, alpha, scale=1.0):
         self.alpha, self.scale = alpha, scale
 
-    def forward(self, x):
+    def activate(self, x):
         xp = self.xp
         # expm1 of min(x, 0) is 0 where x > 0, so the two branches simply add.
         y = xp.expm1(xp.minimum(x, 0))
@@ -68,8 +82,8 @@ class ELU(Function):
         return _select(self.x > 0, grad * self.scale, grad * (self.y + self.scale * self.alpha))
 
 
-class Sigmoid(Function):
-    def forward(self, x):
+class Sigmoid(_Activation):
+    def activate(self, x):
         self.y = _sigmoid(x)
         return self.y
 
@@ -80,38 +94,41 @@ class Sigmoid(Function):
         return slope
 
 
-class HardSigmoid(Function):
+class HardSigmoid(_Activation):
     """Keras 2's ``clip(0.2 * x + 0.5, 0, 1)``."""
 
-    def forward(self, x):
-        y = x * 0.2
+    def activate(self, x):
+        xp = self.xp
+        y = xp.multiply(x, 0.2, out=xp.empty_like(x))
         y += 0.5
         if self.needs_input_grad[0]:
             self.inside = (y >= 0) & (y <= 1)
-        return self.xp.clip(y, 0, 1, out=y)
+        return xp.clip(y, 0, 1, out=y)
 
     def backward(self, grad):
         return grad * self.inside * 0.2
 
 
-class Tanh(Function):
-    def forward(self, x):
+class Tanh(_Activation):
+    def activate(self, x):
         self.y = self.xp.tanh(x)
         return self.y
 
     def backward(self, grad):
-        slope = self.y * self.y
-        self.xp.subtract(1, slope, out=slope)
+        xp = self.xp
+        slope = xp.multiply(self.y, self.y, out=xp.empty_like(self.y))
+        xp.subtract(1, slope, out=slope)
         slope *= grad
         return slope
 
 
-class Softmax(Function):
+class Softmax(_Activation):
     def __init__(self, axis):
         self.axis = axis
 
-    def forward(self, x):
+    def activate(self, x):
         xp = self.xp
+        self.axis = _softmax_axis('softmax', x, self.axis)
         # Subtracting the maximum keeps exp from overflowing; softmax is shift-invariant.
         y = x - x.max(axis=self.axis, keepdims=True)
         xp.exp(y, out=y)
@@ -126,14 +143,14 @@ class Softmax(Function):
         return result
 
 
-class LogSoftmax(Function):
+class LogSoftmax(_Activation):
     def __init__(self, axis):
         self.axis = axis
 
-    def forward(self, x):
-        xp = self.xp
-        y = x - x.max(axis=self.axis, keepdims=True)
-        y -= xp.log(xp.exp(y).sum(axis=self.axis, keepdims=True))
+    def activate(self, x):
+        self.axis = _softmax_axis('log_softmax', x, self.axis)
+        y, log_total, _ = _log_softmax_parts(self.xp, x, self.axis)
+        y -= log_total
         self.y = y
         return y
 
@@ -144,12 +161,12 @@ class LogSoftmax(Function):
         return xp.subtract(grad, correction, out=correction)
 
 
-class Softplus(Function):
-    def forward(self, x):
+class Softplus(_Activation):
+    def activate(self, x):
         xp = self.xp
         self.x = x
         # log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)), which never overflows.
-        y = xp.abs(x)
+        y = xp.abs(x, out=xp.empty_like(x))
         xp.negative(y, out=y)
         xp.exp(y, out=y)
         xp.log1p(y, out=y)
@@ -160,8 +177,8 @@ class Softplus(Function):
         return grad * _sigmoid(self.x)
 
 
-class Softsign(Function):
-    def forward(self, x):
+class Softsign(_Activation):
+    def activate(self, x):
         denominator = self.xp.abs(x)
         denominator += 1
         self.denominator = denominator
@@ -173,13 +190,13 @@ class Softsign(Function):
         return grad
 
 
-class GELU(Function):
+class GELU(_Activation):
     """``x * Phi(x)``, Phi the standard normal CDF, or its tanh approximation."""
 
     def __init__(self, approximate):
         self.approximate = approximate
 
-    def forward(self, x):
+    def activate(self, x):
         xp = self.xp
         self.x = x
         if self.approximate:
@@ -213,7 +230,7 @@ class GELU(Function):
             slope *= grad
             return slope
         # d/dx x Phi(x) = Phi(x) + x phi(x), phi the standard normal density.
-        slope = x * x
+        slope = xp.multiply(x, x, out=xp.empty_like(x))
         slope *= -0.5
         xp.exp(slope, out=slope)
         slope *= x
@@ -239,11 +256,40 @@ def _select(condition, a, b):
 def _sigmoid(x):
     """``1 / (1 + exp(-x))``; accurate for every x, as exp overflowing to inf gives 0."""
     xp = get_array_module(x)
-    y = xp.negative(x)
+    y = xp.negative(x, out=xp.empty_like(x))
     with np.errstate(over='ignore'):
         xp.exp(y, out=y)
     y += 1
     return xp.reciprocal(y, out=y)
+
+
+def _softmax_axis(name, x, axis):
+    """``axis`` of ``x`` as an index in ``[0, x.ndim)``; a 0-d ``x`` has no axis to normalize."""
+    if x.ndim == 0:
+        raise ValueError(f'{name} normalizes along an axis and needs at least 1-D input, '
+                         f'got a 0-d array')
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError(f'{name}: axis {axis} is out of range for input of shape {x.shape}')
+    return axis % x.ndim
+
+
+def _log_softmax_parts(xp, x, axis, with_softmax=False):
+    """``x - max(x)`` along ``axis``, its log-sum-exp (kept as an axis), and the softmax.
+
+    The log-softmax is the first minus the second; returning them apart lets
+    sparse cross-entropy, which needs one element per row, skip forming it.
+    The softmax (None unless ``with_softmax``) costs one division. All three
+    are new arrays.
+    """
+    # Subtracting the maximum keeps exp from overflowing; (log-)softmax is shift-invariant.
+    shifted = x - x.max(axis=axis, keepdims=True)
+    exps = xp.exp(shifted)
+    total = exps.sum(axis=axis, keepdims=True)
+    log_total = xp.log(total)
+    if not with_softmax:
+        return shifted, log_total, None
+    exps /= total
+    return shifted, log_total, exps
 
 
 # W. J. Cody, "Rational Chebyshev approximations for the error function",
@@ -286,30 +332,35 @@ def _erfc(y):
     """The complementary error function of ``y >= 0``, in the dtype of ``y``.
 
     Accurate relative to erfc itself, also where it is tiny and ``1 - erf`` is
-    not. Cody's first two ranges are evaluated everywhere and selected; the
-    third, beyond 4, only on the (usually few) elements that fall there.
+    not. Cody's ranges are evaluated on every element and the right one is
+    selected: no boolean indexing, which would synchronise a GPU.
     """
     xp = get_array_module(y)
-    # erfc(30) underflows even in float64; clamping keeps every range finite.
-    y = xp.minimum(y, 30.0)
+    shape = y.shape
+    # erfc(30) underflows even in float64; clamping keeps every range finite. At least 1-D,
+    # so that the results below are arrays (see the module docstring).
+    y = xp.atleast_1d(xp.minimum(y, 30.0))
     square = y * y
     small = _rational(_ERF_SMALL_NUMERATOR, _ERF_SMALL_DENOMINATOR, square)
     small *= y
     xp.subtract(1, small, out=small)
-    mid = _rational(_ERFC_MID_NUMERATOR, _ERFC_MID_DENOMINATOR, y)
+    # Above 0.46875, erfc(y) = exp(-y^2) R(y), R Cody's mid-range rational up to 4.
+    scaled = _rational(_ERFC_MID_NUMERATOR, _ERFC_MID_DENOMINATOR, y)
+    # Beyond 4, R(y) = (1/sqrt(pi) - S(1/y^2) / y^2) / y, evaluated on y clamped to at least
+    # 4. Only float64 needs it: up to 10, where erfc underflows in float32, the mid-range
+    # rational stays within a relative 4e-10 of R.
+    if y.dtype.itemsize > 4:
+        far = xp.maximum(y, 4.0)
+        inverse_square = far * far
+        xp.reciprocal(inverse_square, out=inverse_square)
+        tail = _rational(_ERFC_LARGE_NUMERATOR, _ERFC_LARGE_DENOMINATOR, inverse_square)
+        tail *= inverse_square
+        xp.subtract(1 / math.sqrt(math.pi), tail, out=tail)
+        tail /= far
+        scaled = _select(y > 4.0, tail, scaled)
     xp.negative(square, out=square)
-    mid *= xp.exp(square, out=square)
-    erfc = _select(y <= 0.46875, small, mid)
-    far = y > 4.0
-    y = y[far]
-    inverse_square = 1 / (y * y)
-    tail = _rational(_ERFC_LARGE_NUMERATOR, _ERFC_LARGE_DENOMINATOR, inverse_square)
-    tail *= inverse_square
-    xp.subtract(1 / math.sqrt(math.pi), tail, out=tail)
-    tail *= xp.exp(-y * y)
-    tail /= y
-    erfc[far] = tail
-    return erfc
+    scaled *= xp.exp(square, out=square)
+    return _select(y <= 0.46875, small, scaled).reshape(shape)
 
 
 def relu(x):
@@ -348,12 +399,26 @@ def tanh(x):
 
 
 def softmax(x, axis=-1):
-    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed stably."""
+    """Softmax along ``axis``: ``exp(x) / sum(exp(x))``, computed stably.
+
+    Args:
+        x: Floating tensor of at least one dimension.
+        axis: The axis to normalize along.
+
+    Returns:
+        A tensor of the shape of ``x``.
+
+    Raises:
+        ValueError: If ``x`` is 0-d (it has no axis) or ``axis`` is out of range.
+    """
     return Softmax(axis)(x)
 
 
 def log_softmax(x, axis=-1):
-    """Logarithm of the softmax along ``axis``, computed without forming the softmax."""
+    """Logarithm of the softmax along ``axis``, computed without forming the softmax.
+
+    Raises ValueError, as ``softmax`` does, for a 0-d ``x`` or an out-of-range ``axis``.
+    """
     return LogSoftmax(axis)(x)
 
 

@@ -20,6 +20,7 @@ posterior occupation of the positions per class with a one-hot matrix product
 import numpy as np
 
 from minidl.backend import is_array, to_numpy
+from minidl.functions.activation import _log_softmax_parts
 from minidl.tensor import Function, Tensor
 
 
@@ -47,7 +48,12 @@ class CTCLoss(Function):
         extended[:, 1::2] = labels
         self.extended = xp.asarray(extended)
         length = extended.shape[1]
-        log_probs, self.softmax = _log_softmax(xp, logits, self.needs_input_grad[0])
+        # Class-major (C, N, T): reductions over the classes are elementwise operations on
+        # long rows (numpy reduces many short rows slowly), and gathering positions reads rows
+        # of T. Out of place, as the contiguous array may be a view of the caller's logits.
+        log_probs, log_total, self.softmax = _log_softmax_parts(
+            xp, xp.ascontiguousarray(xp.moveaxis(logits, 2, 0)), 0, self.needs_input_grad[0])
+        log_probs -= log_total
 
         # With a gradient to compute, the beta recursion runs in the same loop as alpha's:
         # beta is the alpha of the time- and label-reversed problems, which enter at frame
@@ -95,21 +101,6 @@ class CTCLoss(Function):
             xp.arange(frames) < xp.asarray(self.input_lengths)[:, None])
         grad_logits *= weight[:, :, None].astype(grad_logits.dtype, copy=False)
         return grad_logits
-
-
-def _log_softmax(xp, logits, with_softmax):
-    """log-softmax of logits (N, T, C) over classes, class-major (C, N, T), and the softmax."""
-    # In class-major layout, reductions over the classes are elementwise operations on long
-    # rows (numpy reduces many short rows slowly), and gathering positions reads rows of T.
-    log_probs = xp.ascontiguousarray(xp.moveaxis(logits, 2, 0))
-    log_probs -= log_probs.max(axis=0)
-    exps = xp.exp(log_probs)
-    total = exps.sum(axis=0)
-    log_probs -= xp.log(total)
-    if not with_softmax:
-        return log_probs, None
-    exps /= total
-    return log_probs, exps
 
 
 def _log_alpha(xp, emissions, extended, start_frames, start_positions):

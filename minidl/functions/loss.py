@@ -5,7 +5,7 @@ batch to the caller: categorical losses reduce the class axis; the others
 average over the last axis, as Keras 2 does.
 """
 
-from minidl.functions.activation import _sigmoid
+from minidl.functions.activation import _log_softmax_parts, _sigmoid, _softmax_axis
 from minidl.tensor import Function
 
 # Keras's backend epsilon(), which clips probabilities away from 0 and 1.
@@ -20,26 +20,20 @@ class SoftmaxCrossEntropy(Function):
 
     def forward(self, labels, logits):
         xp = self.xp
-        axis = self.axis = _class_axis(self.axis, logits)
+        axis = self.axis = _softmax_axis('softmax_cross_entropy', logits, self.axis)
         self.sparse = labels.dtype.kind in 'iu'
         _check_cross_entropy_labels(labels, logits, axis, self.sparse)
-        # Shifting by the maximum keeps exp from overflowing.
-        shifted = logits - logits.max(axis=axis, keepdims=True)
-        probabilities = xp.exp(shifted)
-        total = probabilities.sum(axis=axis, keepdims=True)
-        log_total = xp.log(total)
+        shifted, log_total, self.probabilities = _log_softmax_parts(
+            xp, logits, axis, with_softmax=self.needs_input_grad[1])
         if self.sparse:
             self.labels = xp.expand_dims(labels, axis)
             loss = log_total - xp.take_along_axis(shifted, self.labels, axis=axis)
         else:
             self.labels = labels.astype(logits.dtype, copy=False)
-            shifted -= log_total
+            log_probabilities = xp.subtract(shifted, log_total, out=shifted)
             if self.needs_input_grad[0]:
-                self.log_probabilities = shifted
-            loss = -(self.labels * shifted).sum(axis=axis, keepdims=True)
-        if self.needs_input_grad[1]:
-            probabilities /= total
-            self.probabilities = probabilities
+                self.log_probabilities = log_probabilities
+            loss = -(self.labels * log_probabilities).sum(axis=axis, keepdims=True)
         return xp.squeeze(loss, axis)
 
     def backward(self, grad):
@@ -192,15 +186,6 @@ class SigmoidCrossEntropy(_MeanOverLastAxis):
 
     def partial_labels(self):
         return -self.logits
-
-
-def _class_axis(axis, logits):
-    if logits.ndim == 0:
-        raise ValueError('softmax_cross_entropy needs logits with a class axis, got a scalar')
-    if not -logits.ndim <= axis < logits.ndim:
-        raise ValueError(f'softmax_cross_entropy: axis {axis} is out of range for logits '
-                         f'of shape {logits.shape}')
-    return axis % logits.ndim
 
 
 def _check_cross_entropy_labels(labels, logits, axis, sparse):

@@ -41,6 +41,14 @@ GRADCHECK_CASES = [
     GradCase(A.GELU, A.gelu, [random(5, 6) * 3]),
     GradCase(A.GELU, lambda x: A.gelu(x, approximate=True), [random(5, 6) * 3],
              name='approximate'),
+    # numpy turns 0-d results into scalars, which out= arguments reject.
+    GradCase(A.Sigmoid, A.sigmoid, [np.array(0.7)], name='0-d'),
+    GradCase(A.HardSigmoid, A.hard_sigmoid, [np.array(0.7)], name='0-d'),
+    GradCase(A.Tanh, A.tanh, [np.array(0.7)], name='0-d'),
+    GradCase(A.Softplus, A.softplus, [np.array(0.7)], name='0-d'),
+    GradCase(A.GELU, A.gelu, [np.array(-0.7)], name='0-d'),
+    GradCase(A.GELU, lambda x: A.gelu(x, approximate=True), [np.array(-0.7)],
+             name='approximate-0-d'),
 ]
 
 
@@ -91,6 +99,39 @@ def test_forward_and_backward_match_torch(name, ours, theirs):
     np.testing.assert_allclose(tensor.grad.numpy(), reference.grad.numpy(), rtol=1e-5, atol=1e-5)
 
 
+ELEMENTWISE = [case for case in AGAINST_TORCH if not case[0].startswith(('softmax', 'log_softmax'))]
+
+
+@pytest.mark.parametrize('name, ours, theirs', ELEMENTWISE, ids=[c[0] for c in ELEMENTWISE])
+def test_zero_dimensional_input_matches_torch(name, ours, theirs):
+    tensor = Tensor(np.array(-0.7, np.float32), requires_grad=True)
+    y = ours(tensor)
+    y.backward(np.array(1.5, np.float32))
+    reference = torch.tensor(-0.7, requires_grad=True)
+    expected = theirs(reference)
+    expected.backward(torch.tensor(1.5))
+    assert y.shape == () and tensor.grad.shape == ()
+    np.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(tensor.grad.numpy(), reference.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize('function', [A.softmax, A.log_softmax])
+def test_softmax_needs_an_axis(function):
+    with pytest.raises(ValueError, match='needs at least 1-D input, got a 0-d array'):
+        function(np.array(1.0))
+    with pytest.raises(ValueError, match=r'axis 2 is out of range for input of shape \(3, 4\)'):
+        function(np.zeros((3, 4)), axis=2)
+
+
+@pytest.mark.parametrize('function', [
+    A.relu, A.leaky_relu, A.elu, A.selu, A.sigmoid, A.hard_sigmoid, A.tanh, A.softmax,
+    A.log_softmax, A.softplus, A.softsign, A.gelu])
+@pytest.mark.parametrize('dtype', [np.int64, np.bool_])
+def test_rejects_non_floating_input(function, dtype):
+    with pytest.raises(TypeError, match=f'needs a floating input, got {np.dtype(dtype)}'):
+        function(np.ones((2, 3), dtype))
+
+
 def test_keras_definitions_and_defaults():
     x = np.array([-3.0, -2.5, -1.0, 0.0, 1.0, 2.5, 3.0], dtype=np.float32)
     np.testing.assert_allclose(A.leaky_relu(x).numpy(), np.where(x > 0, x, 0.3 * x))
@@ -134,6 +175,26 @@ def test_erfc_matches_math_erfc():
     np.testing.assert_allclose(erfc32, expected32, rtol=5e-6, atol=0)
     erf = np.array([math.erf(float(v)) for v in y32])
     assert np.abs((1 - erfc32.astype(np.float64)) - erf).max() < 2e-7
+
+
+class NoBooleanMasks(np.ndarray):
+    """An array refusing boolean-mask indexing, which makes CuPy wait for the GPU."""
+
+    def __getitem__(self, key):
+        assert getattr(key, 'dtype', None) != bool, 'boolean-mask indexing'
+        return super().__getitem__(key)
+
+    def __setitem__(self, key, value):
+        assert getattr(key, 'dtype', None) != bool, 'boolean-mask indexing'
+        super().__setitem__(key, value)
+
+
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
+def test_erfc_selects_its_ranges_without_boolean_masks(dtype):
+    y = np.array([0.0, 0.3, 2.0, 4.5, 8.5], dtype)
+    erfc = np.asarray(A._erfc(y.view(NoBooleanMasks)))
+    expected = [math.erfc(float(v)) for v in y]
+    np.testing.assert_allclose(erfc, expected, rtol=5e-6 if dtype == np.float32 else 1e-13)
 
 
 def test_exact_gelu_in_float64():

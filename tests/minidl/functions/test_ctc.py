@@ -138,6 +138,25 @@ def test_is_deterministic():
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize('shape, labels, label_lengths', [
+    ((1, 1, 4), [[2]], [1]),                       # one sample and one frame
+    ((2, 3, 1), np.zeros((2, 0), np.int64), [0, 0]),  # the blank class only
+], ids=['N=T=1', 'C=1'])
+@pytest.mark.parametrize('requires_grad', [False, True])
+def test_leaves_the_callers_logits_untouched(shape, labels, label_lengths, requires_grad):
+    # Class-major, such logits are already contiguous: no copy is made before the log-softmax.
+    logits = random(*shape, seed=9).astype(np.float32)
+    original = logits.copy()
+    tensor = Tensor(logits, requires_grad=requires_grad)
+    loss = ctc_loss(labels, tensor if requires_grad else logits, [shape[1]] * shape[0],
+                    label_lengths)
+    if requires_grad:
+        assert tensor.data is logits
+        loss.backward(np.ones(shape[0], np.float32))
+    assert np.isfinite(loss.numpy()).all()
+    np.testing.assert_array_equal(logits, original)
+
+
 def test_accepts_tensors_lists_and_arrays_for_labels_and_lengths():
     logits = random(2, 4, 3, seed=8).astype(np.float32)
     from_arrays = ctc_loss(np.array([[1, 2], [2, 0]]), logits, np.array([4, 3]), np.array([2, 1]))

@@ -125,6 +125,8 @@ def test_cross_entropy_rejects_bad_labels(labels, logits, message):
 def test_cross_entropy_rejects_bad_axis():
     with pytest.raises(ValueError, match='axis 2 is out of range'):
         L.softmax_cross_entropy(np.zeros((2, 3)), np.zeros((2, 3)), axis=2)
+    with pytest.raises(ValueError, match='needs at least 1-D input, got a 0-d array'):
+        L.softmax_cross_entropy(np.array(0), np.array(1.0))
 
 
 def test_binary_cross_entropy_matches_torch():
