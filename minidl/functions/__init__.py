@@ -19,6 +19,8 @@ from minidl.functions.activation import (
 from minidl.functions.loss import binary_cross_entropy, huber, mae, mse, softmax_cross_entropy
 from minidl.functions.noise import dropout
 from minidl.functions.embedding import embedding
+from minidl.functions.conv import conv1d, conv2d
+from minidl.functions.pooling import avg_pool2d, global_avg_pool2d, global_max_pool2d, max_pool2d
 from minidl.functions.normalization import batch_norm, layer_norm
 from minidl.functions.ctc import ctc_loss
 from minidl.functions.rnn import simple_rnn

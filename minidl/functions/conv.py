@@ -1,16 +1,21 @@
 """Convolutions: conv2d and conv1d with Keras kernel layouts.
 
-On every backend the CPU algorithm is im2col: a strided view of the padded
-input gathers each output position's receptive field into one row of a
-``(positions, kh*kw*in)`` matrix, and a single GEMM with the kernel reshaped
-to ``(kh*kw*in, out)`` gives the output. Channels-last is the natural layout
-for this (a Keras kernel ``(kh, kw, in, out)`` flattens in the same order as a
-window of an NHWC image); channels-first data is transposed on the way in and
-out. The backward pass is one GEMM for the kernel gradient and one for the
-input-gradient columns, which col2im scatters back by adding one strided
-slice per kernel offset (kh*kw vectorised adds, no ``add.at``).
+The CPU algorithm is im2col + GEMM. A strided view of the padded input
+(``as_strided``, no copy) presents each output position's receptive field as
+one row of a ``(positions, kh*kw*in)`` matrix; copying it out and multiplying
+by the kernel reshaped to ``(kh*kw*in, out)`` gives the output in one GEMM.
+Channels-last is the natural layout (a Keras kernel flattens in the same
+order as a window of an NHWC image); channels-first data is read through a
+transposed view and its output transposed back.
 
-The padding helpers here are shared with :mod:`minidl.functions.pooling`.
+Backward takes the kernel gradient as ``columns.T @ grad`` and the input
+gradient by col2im: ``grad @ kernel_matrix.T`` is formed one kernel offset's
+column block at a time, and each block is added to the strided slice of the
+input that the offset read (kh*kw vectorised adds; no ``add.at``). Large
+batches are processed in cache-sized chunks of images (see :class:`Conv2D`).
+
+:func:`resolve_padding`, :func:`output_size` and :func:`offset_slices` are
+shared with :mod:`minidl.functions.pooling`.
 """
 
 import numpy as np
@@ -74,19 +79,21 @@ def output_size(size, pads, window, stride, dilation=1):
 def im2col(xp, padded, out_size, window, strides, dilations):
     """The ``(N*OH*OW, kh*kw*C)`` matrix of every window of an NHWC array.
 
-    ``padded`` may have any strides (a transposed NCHW array works). The rows
-    are gathered in whichever memory order copies the longest contiguous
-    runs: row-major (a window row of ``kw*C`` values is one run when channels
-    are innermost) or column-major (an output row of ``OW`` values is one run
-    when one channel's pixels are adjacent, as with one input channel or NCHW
-    data). BLAS consumes either order without a further copy.
+    ``padded`` may have any strides (a transposed NCHW array works). The
+    copy's cost is mostly per run of values it reads in order, so the matrix
+    is gathered in whichever memory order makes the longer runs: row-major (a
+    window row, ``kw*C`` adjacent values when channels are innermost) or
+    column-major (an output row, ``OW`` values ``stride`` pixels apart: long
+    runs for few channels or NCHW data). A run of spread-out values counts as
+    proportionally shorter, as each value then costs its own cache line.
+    BLAS consumes either order without a further copy.
     """
     n, _, _, c = padded.shape
     s_n, s_h, s_w, s_c = padded.strides
     item = padded.itemsize
     rows, cols = n * out_size[0] * out_size[1], window[0] * window[1] * c
     row_run = (window[1] * c if s_w * dilations[1] == c * item else c) if s_c == item else 1
-    column_run = out_size[1] if s_w * strides[1] == item else 1
+    column_run = out_size[1] * item / (s_w * strides[1])
     if column_run > row_run:
         view = xp.lib.stride_tricks.as_strided(
             padded, shape=(*window, c, n, *out_size),
@@ -141,7 +148,10 @@ class Conv2D(Function):
 
     The batch is processed in chunks of images whose im2col matrix is about
     ``CHUNK_BYTES``, so that each matrix is still in cache when its GEMM
-    reads it (small-channel layers are otherwise bound by memory traffic).
+    reads it: small-channel layers are otherwise bound by memory traffic.
+    When the batch needs several chunks their matrices are not kept: backward
+    rebuilds them from the saved input, which is cheaper than reading them
+    back from memory and keeps a network's saved state to its activations.
     """
 
     CHUNK_BYTES = 4 << 20
@@ -158,7 +168,7 @@ class Conv2D(Function):
             x = x.transpose(0, 2, 3, 1)
         n, c = x.shape[0], x.shape[3]
         kh, kw, _, out = kernel.shape
-        self.kernel = kernel
+        self.x, self.kernel = x, kernel
         self.in_shape = (n,) + tuple(
             size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
         self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
@@ -168,40 +178,55 @@ class Conv2D(Function):
         self.chunk = max(1, self.CHUNK_BYTES // (rows * kh * kw * c * dtype.itemsize))
         kernel_matrix = kernel.reshape(kh * kw * c, out)
         y = xp.empty((n * rows, out), dtype=dtype)
-        self.columns = []  # per chunk, kept for the kernel gradient
-        for start in range(0, n, self.chunk):
-            columns = im2col(xp, x[start:start + self.chunk], self.out_size, (kh, kw),
-                             self.strides, self.dilations)
-            y_chunk = y[start * rows:(start + self.chunk) * rows]
+        if bias:
+            # Added one output row (OW pixels) at a time: far fewer, longer
+            # runs than one pixel's few channels at a time.
+            row_bias = xp.tile(bias[0].astype(dtype, copy=False), self.out_size[1])
+        chunks = self._chunks()
+        self.columns = None
+        for images, chunk_rows in chunks:
+            columns = self._columns(images)
+            y_chunk = y[chunk_rows]
             xp.matmul(columns, kernel_matrix, out=y_chunk)
             if bias:
-                y_chunk += bias[0]
-            if self.needs_input_grad[1]:
-                self.columns.append(columns)
+                y_rows = y_chunk.reshape(-1, row_bias.size)
+                y_rows += row_bias
+        if len(chunks) == 1 and self.needs_input_grad[1]:
+            self.columns = columns
         y = y.reshape(n, *self.out_size, out)
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
+
+    def _chunks(self):
+        """(images, im2col rows) slices of each chunk of the batch."""
+        rows = self.out_size[0] * self.out_size[1]
+        return [(slice(start, start + self.chunk),
+                 slice(start * rows, (start + self.chunk) * rows))
+                for start in range(0, self.in_shape[0], self.chunk)]
+
+    def _columns(self, images):
+        kh, kw = self.kernel.shape[:2]
+        return im2col(self.xp, self.x[images], self.out_size, (kh, kw),
+                      self.strides, self.dilations)
 
     def backward(self, grad):
         xp = self.xp
         if self.channels_first:
             grad = grad.transpose(0, 2, 3, 1)
         grad = xp.ascontiguousarray(grad).reshape(-1, self.kernel.shape[-1])
-        rows = self.out_size[0] * self.out_size[1]
-        chunks = [slice(start * rows, (start + self.chunk) * rows)
-                  for start in range(0, self.in_shape[0], self.chunk)]
         grad_x = grad_kernel = grad_bias = None
         if self.needs_input_grad[0]:
             grad_x = xp.zeros(self.in_shape, dtype=grad.dtype)
-            for index, chunk in enumerate(chunks):
-                images = slice(index * self.chunk, (index + 1) * self.chunk)
-                self._col2im(grad[chunk], grad_x[images])
-            if self.channels_first:
-                grad_x = grad_x.transpose(0, 3, 1, 2)
-        if self.needs_input_grad[1]:
-            # Summed chunk by chunk in a fixed order: deterministic.
-            for columns, chunk in zip(self.columns, chunks):
-                part = columns.T @ grad[chunk]
+        for images, chunk_rows in self._chunks():
+            if grad_x is not None:
+                self._col2im(grad[chunk_rows], grad_x[images])
+            if self.needs_input_grad[1]:
+                # Summed chunk by chunk in a fixed order: deterministic.
+                columns = self.columns if self.columns is not None else self._columns(images)
+                part = columns.T @ grad[chunk_rows]
                 grad_kernel = part if grad_kernel is None else grad_kernel + part
+        if grad_x is not None and self.channels_first:
+            grad_x = grad_x.transpose(0, 3, 1, 2)
+        if grad_kernel is not None:
             grad_kernel = grad_kernel.reshape(self.kernel.shape)
         if len(self.needs_input_grad) == 3 and self.needs_input_grad[2]:
             # A matrix-vector product sums the rows much faster than grad.sum(axis=0).
@@ -277,6 +302,16 @@ def _check_operands(name, x_shape, kernel_shape, bias, channels_first, rank):
                          f'{kernel_shape}, got {_shape(bias)}')
 
 
+def _as_int(value, name):
+    """A positive int given as such or as a 1-tuple (Keras' Conv1D accepts both)."""
+    if not isinstance(value, (int, np.integer)):
+        value = tuple(value)
+        if len(value) != 1:
+            raise ValueError(f'{name} must be a positive int or a 1-tuple, got {value!r}')
+        value = value[0]
+    return as_pair(value, name)[0]
+
+
 def _check_output(name, x_shape, kernel_shape, out_size):
     if min(out_size) < 1:
         raise ValueError(f'{name}: kernel {kernel_shape} (with its dilation) does not fit in '
@@ -321,11 +356,11 @@ def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
         x: Input, (N, steps, C) or (N, C, steps) for 'channels_first'.
         kernel: Kernel in Keras layout (k, in_channels, out_channels).
         bias: Optional (out_channels,) bias.
-        strides: Int.
+        strides: Int (or a 1-tuple).
         padding: 'valid', 'same' (TensorFlow's), 'causal' (dilation*(k-1)
             zeros on the left only, so output t sees inputs up to t), an int,
             or a (left, right) pair.
-        dilation_rate: Int.
+        dilation_rate: Int (or a 1-tuple).
         data_format: 'channels_last' or 'channels_first'; the output has the same.
 
     Returns:
@@ -334,7 +369,7 @@ def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
     channels_first = _channels_first(data_format)
     x_shape, kernel_shape = _shape(x), _shape(kernel)
     _check_operands('conv1d', x_shape, kernel_shape, bias, channels_first, rank=1)
-    stride, dilation = as_pair(strides, 'strides')[0], as_pair(dilation_rate, 'dilation_rate')[0]
+    stride, dilation = _as_int(strides, 'strides'), _as_int(dilation_rate, 'dilation_rate')
     steps, window = x_shape[-1] if channels_first else x_shape[1], kernel_shape[0]
     if isinstance(padding, str) and padding.lower() == 'causal':
         pads = (dilation * (window - 1), 0)
