@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from minidl.backend import get_array_module
+from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 
 # Keras 2's SELU constants (Klambauer et al., 2017).
@@ -268,9 +269,7 @@ def _softmax_axis(name, x, axis):
     if x.ndim == 0:
         raise ValueError(f'{name} normalizes along an axis and needs at least 1-D input, '
                          f'got a 0-d array')
-    if not -x.ndim <= axis < x.ndim:
-        raise ValueError(f'{name}: axis {axis} is out of range for input of shape {x.shape}')
-    return axis % x.ndim
+    return normalize_axis(axis, x.shape, name)
 
 
 def _log_softmax_parts(xp, x, axis, with_softmax=False):

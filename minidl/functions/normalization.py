@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from minidl.backend import get_array_module, is_array
+from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
 
 
@@ -214,7 +215,7 @@ def batch_norm(x, gamma, beta, running_mean, running_var, training, momentum=0.9
     shape = _shape_of(x)
     if len(shape) < 2:
         raise ValueError(f'batch_norm needs an input of at least 2 dimensions, got shape {shape}')
-    axis = _check_axis(axis, len(shape), 'batch_norm')
+    axis = normalize_axis(axis, shape, 'batch_norm')
     channels = shape[axis]
     gamma, beta = _params(x, gamma, beta, (channels,), 'batch_norm')
     if not training and (running_mean is None or running_var is None):
@@ -260,7 +261,7 @@ def layer_norm(x, gamma, beta, axis=-1, epsilon=1e-3):
     x = _as_tensor_or_array(x)
     shape = _shape_of(x)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    axes = tuple(sorted({_check_axis(a, len(shape), 'layer_norm') for a in axes}))
+    axes = tuple(sorted({normalize_axis(a, shape, 'layer_norm') for a in axes}))
     if not axes:
         raise ValueError('layer_norm needs at least one axis to normalise over')
     gamma, beta = _params(x, gamma, beta, tuple(shape[a] for a in axes), 'layer_norm')
@@ -274,12 +275,6 @@ def _as_tensor_or_array(value):
 
 def _shape_of(value):
     return tuple(value.shape) if hasattr(value, 'shape') else np.shape(value)
-
-
-def _check_axis(axis, ndim, name):
-    if not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
-        raise ValueError(f'{name}: axis {axis!r} is out of range for a {ndim}-D input')
-    return int(axis) % ndim
 
 
 def _params(x, gamma, beta, shape, name):

@@ -5,19 +5,8 @@ as numpy does. Backward re-expands the reduced gradient by inserting the
 reduced axes and broadcasting.
 """
 
-import operator
-
+from minidl.functions.axes import normalize_axes
 from minidl.tensor import Function
-
-
-def _normalize_axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    axes = tuple(operator.index(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
-    normalized = tuple(a + ndim if a < 0 else a for a in axes)
-    if any(not 0 <= a < ndim for a in normalized) or len(set(normalized)) != len(normalized):
-        raise ValueError(f'invalid axis {axis!r} for an array of {ndim} dimensions')
-    return normalized
 
 
 class _Reduction(Function):
@@ -27,7 +16,7 @@ class _Reduction(Function):
         self.axis, self.keepdims = axis, keepdims
 
     def _setup(self, x):
-        self.axes = _normalize_axes(self.axis, x.ndim)
+        self.axes = normalize_axes(self.axis, x.shape, type(self).__name__.lower())
         self.input_shape = x.shape
         self.count = 1  # number of elements reduced into each output element
         for a in self.axes:
