@@ -29,7 +29,9 @@ class Tensor:
     Args:
         data: An array, a Tensor or nested Python numbers. Floating data is
             stored in ``config.default_dtype`` (float32) unless ``dtype`` says
-            otherwise; integer and boolean data keep their type.
+            otherwise; integer and boolean data keep their type. An array
+            that already has the stored dtype and device is used as it is,
+            without a copy.
         requires_grad: Whether gradients with respect to this tensor are
             computed by :meth:`backward` (floating dtypes only).
         dtype: Explicit dtype to store ``data`` in.
