@@ -168,7 +168,7 @@ class Conv2D(Function):
             x = x.transpose(0, 2, 3, 1)
         n, c = x.shape[0], x.shape[3]
         kh, kw, _, out = kernel.shape
-        self.x, self.kernel = x, kernel
+        self.kernel = kernel
         self.in_shape = (n,) + tuple(
             size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
         self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
@@ -182,17 +182,19 @@ class Conv2D(Function):
             # Added one output row (OW pixels) at a time: far fewer, longer
             # runs than one pixel's few channels at a time.
             row_bias = xp.tile(bias[0].astype(dtype, copy=False), self.out_size[1])
-        chunks = self._chunks()
-        self.columns = None
+        chunks, columns = self._chunks(), None
         for images, chunk_rows in chunks:
-            columns = self._columns(images)
+            columns = self._columns(x, images)
             y_chunk = y[chunk_rows]
             xp.matmul(columns, kernel_matrix, out=y_chunk)
             if bias:
                 y_rows = y_chunk.reshape(-1, row_bias.size)
                 y_rows += row_bias
-        if len(chunks) == 1 and self.needs_input_grad[1]:
-            self.columns = columns
+        # The kernel gradient needs the columns: keep a single chunk's, or
+        # else the input to rebuild them from.
+        keep = self.needs_input_grad[1]
+        self.columns = columns if keep and len(chunks) == 1 else None
+        self.x = x if keep and len(chunks) > 1 else None
         y = y.reshape(n, *self.out_size, out)
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
 
@@ -203,10 +205,9 @@ class Conv2D(Function):
                  slice(start * rows, (start + self.chunk) * rows))
                 for start in range(0, self.in_shape[0], self.chunk)]
 
-    def _columns(self, images):
+    def _columns(self, x, images):
         kh, kw = self.kernel.shape[:2]
-        return im2col(self.xp, self.x[images], self.out_size, (kh, kw),
-                      self.strides, self.dilations)
+        return im2col(self.xp, x[images], self.out_size, (kh, kw), self.strides, self.dilations)
 
     def backward(self, grad):
         xp = self.xp
@@ -221,7 +222,7 @@ class Conv2D(Function):
                 self._col2im(grad[chunk_rows], grad_x[images])
             if self.needs_input_grad[1]:
                 # Summed chunk by chunk in a fixed order: deterministic.
-                columns = self.columns if self.columns is not None else self._columns(images)
+                columns = self.columns if self.x is None else self._columns(self.x, images)
                 part = columns.T @ grad[chunk_rows]
                 grad_kernel = part if grad_kernel is None else grad_kernel + part
         if grad_x is not None and self.channels_first:
@@ -378,6 +379,7 @@ def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
     else:
         pads = (padding, padding) if isinstance(padding, (int, np.integer)) else padding
         pads = resolve_padding(((0, 0), pads), (1, steps), (1, window), (1, stride))[1]
-    _check_output('conv1d', x_shape, kernel_shape, [output_size(steps, pads, window, stride, dilation)])
+    _check_output('conv1d', x_shape, kernel_shape,
+                  [output_size(steps, pads, window, stride, dilation)])
     function = Conv1D((1, stride), ((0, 0), pads), (1, dilation), channels_first)
     return function(x, kernel) if bias is None else function(x, kernel, bias)

@@ -25,7 +25,7 @@ class _Pool2D(Function):
         self.channels_first = channels_first
 
     def _offsets(self, x_shape):
-        """``(in_x, in_out)`` index tuples for each window offset that touches the input."""
+        """(input index, output index) pairs, one per window offset that touches the input."""
         sizes = x_shape[2:] if self.channels_first else x_shape[1:3]
         self.out_size = tuple(output_size(*args) for args in zip(
             sizes, self.pads, self.window, self.strides))
@@ -61,7 +61,8 @@ class MaxPool2D(_Pool2D):
         y = xp.full(self._output_shape(x.shape), -np.inf, dtype=x.dtype)
         if not self.needs_input_grad[0]:
             for source, target in self.offsets:
-                xp.maximum(y[target], x[source], out=y[target])
+                best = y[target]
+                xp.maximum(best, x[source], out=best)
             return y
         # argmax holds the offset index of each window's first maximum. Offsets
         # come in increasing order and only a strictly greater value replaces
