@@ -1,8 +1,10 @@
-"""Timing helpers shared by every benchmark: steps timed alone, machine noise."""
+"""Shared by every benchmark: steps timed alone, machine noise, synthetic data."""
 
 import os
 import statistics
 import time
+
+import numpy as np
 
 
 def cpu_jiffies():
@@ -43,3 +45,15 @@ def time_steps(step, steps=20, warmup=3):
         'mean_ms': statistics.fmean(ms),
         'foreign_cpu_pct': round(100 * foreign / capacity, 1) if capacity else 0.0,
     }
+
+
+def synthetic_batch(batch, shape, classes):
+    """BENCHMARKS.md's data: standard-normal float32 inputs, then int64 labels.
+
+    Both come from one ``numpy.random.default_rng(0)``, inputs first, so
+    every framework sees the same batch. Images are NCHW.
+    """
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, *shape), dtype=np.float32)
+    y = rng.integers(0, classes, size=(batch,), dtype=np.int64)
+    return x, y

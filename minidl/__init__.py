@@ -4,10 +4,15 @@ from minidl import config
 from minidl.backend import Device, Generator, get_default_device, set_default_device, set_seed
 from minidl.tensor import Function, Tensor, no_grad
 from minidl import functions, gradcheck, initializers
+from minidl import activations, constraints, regularizers
+from minidl import data, layers, losses, metrics, optimizers, callbacks, saving, models
+from minidl.backend import clear_session
 
 __version__ = '0.1.0'
 
 __all__ = [
-    'Device', 'Function', 'Generator', 'Tensor', 'config', 'functions', 'get_default_device',
-    'gradcheck', 'initializers', 'no_grad', 'set_default_device', 'set_seed',
+    'Device', 'Function', 'Generator', 'Tensor', 'activations', 'callbacks', 'clear_session',
+    'config', 'constraints', 'data', 'functions', 'get_default_device', 'gradcheck',
+    'initializers', 'layers', 'losses', 'metrics', 'models', 'no_grad', 'optimizers',
+    'regularizers', 'saving', 'set_default_device', 'set_seed',
 ]

@@ -2,8 +2,12 @@
 
 Inside minidl, a module imports only from lower rows of::
 
-    config -> backend -> tensor -> functions, gradcheck -> initializers, data
-    -> layers -> losses, metrics, optimizers, callbacks -> models -> saving
+    config -> backend -> tensor -> functions, gradcheck
+    -> initializers, activations, regularizers, constraints, data, datasets, utils
+    -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
+
+(``saving`` sits below ``models`` because ``Model.save`` and ``load_model``
+are models' API; saving rebuilds models from the layer registry, by class name.)
 
 and from its own component (``minidl.functions.array`` may import
 ``minidl.functions.scatter``). The package's ``__init__`` gathers the public
@@ -22,8 +26,9 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
-    ['config'], ['backend'], ['tensor'], ['functions', 'gradcheck'], ['initializers', 'data'],
-    ['layers'], ['losses', 'metrics', 'optimizers', 'callbacks'], ['models'], ['saving'],
+    ['config'], ['backend'], ['tensor'], ['functions', 'gradcheck'],
+    ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets', 'utils'],
+    ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
 ]
 RANK = {component: row for row, components in enumerate(ROWS) for component in components}
 PROJECT_PACKAGES = {'minidl', 'minidl_dist', 'zoo', 'tests', 'tutorials', 'benchmarks'}
@@ -95,7 +100,7 @@ class Block:
         top = name.split('.')[0]
         if top in sys.stdlib_module_names or top in self.allowed or top == 'minidl' or top.startswith('_'):
             return None
-        raise ImportError(f'blocked: {name}')
+        raise ModuleNotFoundError(f'blocked: {name}')
 sys.meta_path.insert(0, Block())
 import minidl
 minidl.functions.relu(minidl.Tensor([1.0]))

@@ -8,11 +8,13 @@ returned here, so the same code runs on both. Only ``backend`` (and its
 from minidl.backend.arrays import get_array_module, is_array, to_numpy
 from minidl.backend.device import Device, get_default_device, set_default_device
 from minidl.backend.memory import keep_freed_memory
+from minidl.backend.names import clear_session, snake_case, unique_name
 from minidl.backend.random import Generator, default_generator, set_seed
 
 keep_freed_memory()
 
 __all__ = [
-    'Device', 'Generator', 'default_generator', 'get_array_module',
-    'get_default_device', 'is_array', 'set_default_device', 'set_seed', 'to_numpy',
+    'Device', 'Generator', 'clear_session', 'default_generator', 'get_array_module',
+    'get_default_device', 'is_array', 'set_default_device', 'set_seed', 'snake_case', 'to_numpy',
+    'unique_name',
 ]

@@ -1,0 +1,103 @@
+"""Workloads W0-W6 of BENCHMARKS.md in minidl and in PyTorch, side by side in one run.
+
+    python -m benchmarks                      # all workloads, a few steps each
+    python -m benchmarks W3 --steps 30        # one workload, longer
+    python -m benchmarks W1 W2 --framework minidl --mode train --json out.jsonl
+
+Prints one JSON line per workload, framework and mode; minidl's line carries
+``ratio``, its median step time over PyTorch's from the same run, and the
+target of BENCHMARKS.md. A summary table follows on stderr. A line whose
+``foreign_cpu_pct`` exceeds ~5 was measured while other processes ran.
+"""
+
+import argparse
+import json
+import sys
+
+import torch
+
+import minidl
+from benchmarks import workloads
+from benchmarks.runner import FRAMEWORKS, MODES, run_workload
+
+
+def _workload_id(text):
+    upper = text.upper()
+    if upper not in workloads.MODULES:
+        raise argparse.ArgumentTypeError(
+            f'unknown workload {text!r}; choose from {", ".join(workloads.MODULES)}')
+    return upper
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog='python -m benchmarks',
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument('workloads', nargs='*', type=_workload_id, metavar='WORKLOAD',
+                        help='W0 ... W6 (default: all)')
+    parser.add_argument('--steps', type=int, default=5, help='timed steps (default 5)')
+    parser.add_argument('--warmup', type=int, default=2, help='untimed steps first (default 2)')
+    parser.add_argument('--framework', choices=('minidl', 'torch', 'both'), default='both')
+    parser.add_argument('--mode', choices=('train', 'inference', 'both'), default='both')
+    parser.add_argument('--device', choices=('cpu', 'gpu'), default='cpu')
+    parser.add_argument('--json', help='also append the JSON lines to this file')
+    args = parser.parse_args(argv)
+    if args.steps < 1 or args.warmup < 0:
+        parser.error(f'--steps must be >= 1 and --warmup >= 0, got {args.steps}, {args.warmup}')
+    return args
+
+
+def _results(args):
+    frameworks = FRAMEWORKS if args.framework == 'both' else (args.framework,)
+    modes = MODES if args.mode == 'both' else (args.mode,)
+    for workload_id in args.workloads or list(workloads.MODULES):
+        workload = workloads.load(workload_id)
+        if workload_id == 'W0':
+            yield from _sgemm_results(workload, frameworks, args.steps, args.warmup)
+        else:
+            yield from run_workload(workload, frameworks, modes, args.device, args.steps,
+                                    args.warmup, workloads.TARGETS.get(workload_id))
+
+
+def _sgemm_results(workload, frameworks, steps, warmup):
+    torch_median = {}
+    for framework, threads, timing in workload.measure(frameworks, steps, warmup):
+        result = {'workload': workload.ID, 'name': workload.NAME, 'framework': framework,
+                  'mode': 'sgemm', 'device': 'cpu', 'threads': threads, 'steps': steps,
+                  'warmup': warmup, **timing}
+        if framework == 'torch':
+            torch_median[threads] = timing['median_ms']
+        elif threads in torch_median:
+            result['ratio'] = timing['median_ms'] / torch_median[threads]
+        yield result
+
+
+def _summary(results):
+    lines = [f"{'workload':18s} {'mode':10s} {'framework':9s} {'median ms':>10s} "
+             f"{'ratio':>6s} {'target':>6s} {'foreign cpu %':>14s}"]
+    for r in results:
+        label = f"{r['workload']} {r['name']}" + (f" {r['threads']}t" if 'threads' in r else '')
+        ratio = f"{r['ratio']:.2f}" if 'ratio' in r else ''
+        target = f"{r['target']:.1f}" if 'target' in r else ''
+        lines.append(f"{label:18s} {r['mode']:10s} {r['framework']:9s} {r['median_ms']:10.2f} "
+                     f"{ratio:>6s} {target:>6s} {r['foreign_cpu_pct']:14.1f}")
+    return '\n'.join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(2)
+    if args.device == 'gpu':
+        minidl.set_default_device('gpu')
+    results = []
+    for result in _results(args):
+        line = json.dumps(result)
+        print(line, flush=True)
+        if args.json:
+            with open(args.json, 'a') as out:
+                out.write(line + '\n')
+        results.append(result)
+    print(_summary(results), file=sys.stderr)
+
+
+if __name__ == '__main__':
+    main()

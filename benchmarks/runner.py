@@ -1,0 +1,109 @@
+"""One network workload in minidl and PyTorch: build, check, time, one result per line.
+
+Both frameworks get the same numpy batch, converted to their own tensors
+before timing (images transposed once to minidl's channels-last layout).
+minidl runs through its Keras API: ``train_on_batch`` for a training step
+(it returns the loss as a float, which reads it back to the host) and
+``predict_on_batch`` for inference. PyTorch's training step is zero_grad,
+forward, loss, backward, SGD step and ``loss.item()``; its inference runs in
+eval mode under ``no_grad``.
+"""
+
+import gc
+
+import numpy as np
+import torch
+import torch.nn.functional as TF
+
+import minidl
+from benchmarks.common import time_steps
+from minidl import losses, optimizers
+
+FRAMEWORKS = ('torch', 'minidl')  # PyTorch first, so minidl's line can carry the ratio
+MODES = ('train', 'inference')
+
+
+def _check_count(framework, workload, counted, expected):
+    if counted != expected:
+        raise RuntimeError(f'{workload.ID} {workload.NAME}: the {framework} model has {counted:,} '
+                           f'parameters, expected {expected:,}')
+
+
+def minidl_steps(workload, x, y, device):
+    """``({mode: (prepare, step)}, parameter count)`` of the workload's minidl model."""
+    minidl.set_seed(0)
+    model = workload.minidl_model()
+    loss = getattr(workload, 'minidl_loss', None) or \
+        losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(optimizer=optimizers.SGD(learning_rate=0.01, momentum=0.9), loss=loss)
+    _check_count('minidl', workload, model.count_params(), workload.MINIDL_PARAMS)
+    if x.ndim == 4:
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))  # NCHW -> NHWC
+    inputs, labels = minidl.Tensor(x, device=device), minidl.Tensor(y, device=device)
+    steps = {'train': (None, lambda: model.train_on_batch(inputs, labels)),
+             'inference': (None, lambda: model.predict_on_batch(inputs))}
+    return steps, model.count_params()
+
+
+def torch_steps(workload, x, y, device):
+    """``({mode: (prepare, step)}, parameter count)`` of the workload's PyTorch model."""
+    torch.manual_seed(0)
+    device = 'cuda' if device == 'gpu' else 'cpu'
+    model = workload.torch_model().to(device)
+    count = sum(parameter.numel() for parameter in model.parameters())
+    _check_count('torch', workload, count, workload.PARAMS)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_of = getattr(workload, 'torch_loss', TF.cross_entropy)
+    inputs, labels = torch.from_numpy(x).to(device), torch.from_numpy(y).to(device)
+
+    def train():
+        optimizer.zero_grad()
+        loss = loss_of(model(inputs), labels)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    def inference():
+        with torch.no_grad():
+            logits = model(inputs)
+        if device == 'cuda':
+            torch.cuda.synchronize()
+        return logits
+
+    return {'train': (model.train, train), 'inference': (model.eval, inference)}, count
+
+
+BUILDERS = {'minidl': minidl_steps, 'torch': torch_steps}
+
+
+def run_workload(workload, frameworks, modes, device, steps, warmup, target=None):
+    """Yield one result dict per mode and framework (in FRAMEWORKS order per mode).
+
+    The minidl line carries ``ratio`` (its median over PyTorch's) and the
+    target when PyTorch ran too.
+    """
+    x, y = workload.data()
+    built = {name: BUILDERS[name](workload, x, y, device)
+             for name in FRAMEWORKS if name in frameworks}
+    for mode in MODES:
+        if mode not in modes:
+            continue
+        medians = {}
+        for name, (mode_steps, params) in built.items():
+            prepare, step = mode_steps[mode]
+            if prepare is not None:
+                prepare()
+            timing = time_steps(step, steps, warmup)
+            result = {'workload': workload.ID, 'name': workload.NAME, 'framework': name,
+                      'mode': mode, 'device': device, 'batch': workload.BATCH,
+                      'params': params, 'steps': steps, 'warmup': warmup, **timing,
+                      'samples_per_s': workload.BATCH / (timing['median_ms'] / 1e3)}
+            medians[name] = timing['median_ms']
+            if name == 'minidl' and 'torch' in medians:
+                result['ratio'] = medians['minidl'] / medians['torch']
+                if target is not None:
+                    result['target'] = target
+                    result['meets_target'] = result['ratio'] <= target
+            yield result
+    del built
+    gc.collect()  # free one workload's models (W4's are ~700 MB each) before the next

@@ -1,0 +1,31 @@
+"""The workloads of BENCHMARKS.md, one module each, loaded by id with :func:`load`.
+
+A network workload module defines:
+
+* ``ID``, ``NAME``, ``BATCH``; ``PARAMS``, the spec's parameter count (which
+  is PyTorch's), and ``MINIDL_PARAMS``, what minidl's ``count_params()``
+  gives (it differs where Keras keeps other weights than PyTorch: one LSTM
+  bias per gate set, BatchNormalization's moving statistics);
+* ``data()``: the batch ``(x, y)`` as numpy arrays, images NCHW;
+* ``minidl_model()``: the network as an uncompiled minidl Keras model taking
+  channels-last input; ``torch_model()``: the same as a ``torch.nn.Module``;
+* optionally ``minidl_loss`` (a loss for ``compile``) and
+  ``torch_loss(logits, y)``, where the loss is not softmax cross-entropy.
+
+W0 (sgemm) has no network; its module defines ``measure(frameworks, steps, warmup)``.
+"""
+
+import importlib
+
+MODULES = {
+    'W0': 'w0_sgemm', 'W1': 'w1_mlp', 'W2': 'w2_lenet', 'W3': 'w3_resnet20',
+    'W4': 'w4_alexnet', 'W5': 'w5_birnn_speech', 'W6': 'w6_lstm_small',
+}
+
+# Largest acceptable median step time minidl / PyTorch (BENCHMARKS.md), training and inference.
+TARGETS = {'W1': 1.0, 'W2': 1.5, 'W3': 1.3, 'W4': 1.2, 'W5': 1.2, 'W6': 1.5}
+
+
+def load(workload_id):
+    """The module of workload ``workload_id`` ('W0' ... 'W6')."""
+    return importlib.import_module(f'{__name__}.{MODULES[workload_id]}')

@@ -1,0 +1,316 @@
+"""The layer contract, as in Keras 2.
+
+A layer's ``__init__`` stores its configuration; ``build(input_shape)``
+creates its weights with :meth:`Layer.add_weight` the first time it sees an
+input; ``call(inputs)`` computes with ``minidl.functions``;
+``compute_output_shape`` gives the output shape without computing;
+``get_config`` returns what ``from_config`` needs to make it again.
+
+Calling a layer on real data (numpy arrays or Tensors) runs it. Calling it on
+symbolic tensors (from ``Input``) records a node of a graph instead, which is
+how functional models are made (see :mod:`minidl.layers.symbolic`).
+"""
+
+import inspect
+
+import numpy as np
+
+from minidl import config, constraints, initializers, regularizers
+from minidl.backend import snake_case, to_numpy, unique_name
+from minidl.layers.input_spec import check_input_specs
+from minidl.layers.nest import flatten, map_structure
+from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic
+from minidl.tensor import Tensor, no_grad
+
+
+class Layer:
+    """Base class of all layers.
+
+    Args:
+        trainable: Whether the layer's weights are updated by training.
+        name: Unique name; by default the class name in snake case, numbered
+            ('dense', 'dense_1', ...).
+        dtype: Floating dtype of the weights (``config.default_dtype``).
+        input_shape: Shape of one sample, for the first layer of a model.
+        batch_input_shape: Shape including the batch size (may be None).
+        batch_size: Fixed batch size to combine with ``input_shape``.
+        input_dim: Shorthand for ``input_shape=(input_dim,)``.
+        weights: Initial weights, set once the layer is built.
+        activity_regularizer: Penalty on the layer's output, added to the loss.
+    """
+
+    registry = {}  # minidl's own layer classes by name: what load_model may build
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith('minidl.') and not cls.__name__.startswith('_'):
+            Layer.registry[cls.__name__] = cls
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
+                 batch_input_shape=None, batch_size=None, input_dim=None, weights=None,
+                 activity_regularizer=None, **kwargs):
+        if kwargs:
+            raise TypeError(f'{type(self).__name__}: unexpected keyword arguments '
+                            f'{", ".join(sorted(kwargs))}')
+        self._sublayers = []
+        self._own_weights = []  # (tensor, created trainable) in creation order
+        self._regularized = []  # (tensor, regularizer)
+        self._activity_losses = []
+        self._inbound_nodes = []
+        self.name = name or unique_name(snake_case(type(self).__name__))
+        self._trainable = bool(trainable)
+        self.dtype = np.dtype(dtype or config.default_dtype).name
+        self.built = False
+        self.input_spec = None
+        self._initial_weights = weights
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is None and input_shape is not None:
+            batch_input_shape = (batch_size,) + tuple(input_shape)
+        self.batch_input_shape = None if batch_input_shape is None else tuple(batch_input_shape)
+
+    def __setattr__(self, name, value):
+        # Layers held as attributes (a wrapper's inner layer) are tracked, so that
+        # their weights are part of this layer's weights.
+        if isinstance(value, Layer) and name != '_sublayers' and value is not self:
+            self.__dict__.setdefault('_sublayers', []).append(value)
+        super().__setattr__(name, value)
+
+    # ----- the contract subclasses implement --------------------------------
+
+    def build(self, input_shape):
+        """Create the weights for inputs of ``input_shape`` (batch size None)."""
+        self.built = True
+
+    def call(self, inputs, **kwargs):
+        """The layer's computation on Tensors."""
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        """Output shape for ``input_shape`` (None for unknown sizes).
+
+        The default runs :meth:`call` on zeros with one sample (unknown sizes
+        taken as 1) without recording a graph; override it when the layer
+        has unknown sizes other than the batch, or draws random numbers.
+        """
+        def zeros(shape):
+            return Tensor(np.zeros([1 if size is None else size for size in shape], self.dtype))
+        with no_grad():
+            outputs = self.call(map_structure_shapes(zeros, input_shape))
+        return map_structure(lambda y: (None,) + tuple(y.shape[1:]), outputs)
+
+    def get_config(self):
+        """The arguments that recreate this layer (JSON-serialisable)."""
+        config_dict = {'name': self.name, 'trainable': self.trainable, 'dtype': self.dtype}
+        if self.batch_input_shape is not None:
+            config_dict['batch_input_shape'] = list(self.batch_input_shape)
+        if self.activity_regularizer is not None:
+            config_dict['activity_regularizer'] = regularizers.serialize(self.activity_regularizer)
+        return config_dict
+
+    @classmethod
+    def from_config(cls, config_dict):
+        """The layer that ``get_config`` describes."""
+        return cls(**config_dict)
+
+    # ----- calling ------------------------------------------------------------
+
+    def __call__(self, inputs, *args, **kwargs):
+        if isinstance(inputs, tuple):
+            inputs = list(inputs)  # a list of shapes is how several inputs are told apart
+        if is_symbolic([inputs, args, kwargs]):
+            if args:
+                raise TypeError(f'layer {self.name!r}: on symbolic tensors, pass the arguments '
+                                f'after the inputs by keyword')
+            return self._call_symbolic(inputs, kwargs)
+        inputs = map_structure(_as_tensor, inputs)
+        shapes = map_structure_tensors(lambda x: x.shape, inputs)
+        check_input_specs(self, shapes)  # before build, so bad input creates no weights
+        self._build_once(shapes)
+        check_input_specs(self, shapes)
+        if 'training' in kwargs and not self._accepts('training'):
+            del kwargs['training']
+        outputs = self.call(inputs, *args, **kwargs)
+        if self.activity_regularizer is not None:
+            self._activity_losses = [
+                self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)]
+        return outputs
+
+    def _call_symbolic(self, inputs, kwargs):
+        shapes = map_structure_tensors(lambda x: x.shape, inputs)
+        check_input_specs(self, shapes)
+        self._build_once(shapes)
+        check_input_specs(self, shapes)
+        output_shapes = self.compute_output_shape(shapes)
+        dtype = self.dtype if self.dtype.startswith('float') else config.default_dtype
+        node = Node(self, inputs, dict(kwargs), None)
+        outputs = map_structure_shapes(lambda shape: SymbolicTensor(shape, dtype), output_shapes)
+        for index, tensor in enumerate(flatten(outputs)):
+            tensor.node, tensor.index = node, index
+        node.outputs = outputs
+        self._inbound_nodes.append(node)
+        return outputs
+
+    def _build_once(self, shapes):
+        if self.built:
+            return
+        self.build(shapes)
+        self.built = True
+        if self._initial_weights is not None:
+            self.set_weights(self._initial_weights)
+            self._initial_weights = None
+
+    def _accepts(self, argument):
+        return argument in inspect.signature(self.call).parameters
+
+    # ----- weights -------------------------------------------------------------
+
+    def add_weight(self, name, shape, dtype=None, initializer=None, regularizer=None,
+                   trainable=True, constraint=None):
+        """Create, register and return a weight Tensor named ``'<layer>/<name>:0'``.
+
+        Args:
+            name: The weight's name within the layer ('kernel', 'bias').
+            shape: Its shape.
+            dtype: Its dtype (the layer's dtype).
+            initializer: Name, instance or callable (glorot_uniform by default).
+            regularizer: Penalty on the weight, added to the model's loss.
+            trainable: Whether training updates it (through gradients).
+            constraint: Projection applied after each optimizer update.
+        """
+        dtype = np.dtype(dtype or self.dtype)
+        initializer = initializers.get(initializer or 'glorot_uniform')
+        weight = initializer(tuple(int(n) for n in shape), dtype)
+        if not isinstance(weight, Tensor):
+            weight = Tensor(weight, dtype=dtype)
+        weight.requires_grad_(trainable and self.trainable)
+        weight.name = f'{self.name}/{name}:0'
+        weight.constraint = constraints.get(constraint)
+        self._own_weights.append((weight, trainable))
+        if regularizer is not None:
+            self._regularized.append((weight, regularizers.get(regularizer)))
+        return weight
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+        for weight, trainable in self._own_weights:
+            weight.requires_grad_(trainable and self._trainable)
+        for layer in self._tracked_layers():
+            layer.trainable = value
+
+    def _tracked_layers(self):
+        return self._sublayers
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        own = [weight for weight, trainable in self._own_weights if trainable]
+        return own + [w for layer in self._tracked_layers() for w in layer.trainable_weights]
+
+    @property
+    def non_trainable_weights(self):
+        if not self.trainable:
+            own = [weight for weight, _ in self._own_weights]
+            return own + [w for layer in self._tracked_layers() for w in layer.weights]
+        own = [weight for weight, trainable in self._own_weights if not trainable]
+        return own + [w for layer in self._tracked_layers() for w in layer.non_trainable_weights]
+
+    @property
+    def weights(self):
+        """Trainable weights, then the others, as in Keras."""
+        return self.trainable_weights + self.non_trainable_weights
+
+    @property
+    def losses(self):
+        """Regularisation penalties of this layer (and its sublayers), as scalar Tensors."""
+        penalties = [regularizer(weight) for weight, regularizer in self._regularized]
+        penalties += self._activity_losses
+        return penalties + [loss for layer in self._tracked_layers() for loss in layer.losses]
+
+    def get_weights(self):
+        """Copies of the weights as numpy arrays, in :attr:`weights` order."""
+        return [to_numpy(weight.data).copy() for weight in self.weights]
+
+    def set_weights(self, weights):
+        """Set the weights from numpy arrays in :attr:`weights` order (shapes must match)."""
+        own = self.weights
+        weights = list(weights)
+        if len(weights) != len(own):
+            raise ValueError(f'layer {self.name!r} has {len(own)} weights '
+                             f'({", ".join(w.name for w in own) or "none"}); '
+                             f'set_weights got {len(weights)} arrays')
+        for weight, value in zip(own, weights):
+            value = np.asarray(to_numpy(value))
+            if value.shape != weight.shape:
+                raise ValueError(f'layer {self.name!r}: weight {weight.name} has shape '
+                                 f'{weight.shape}, the array given has shape {value.shape}')
+        for weight, value in zip(own, weights):
+            weight.data[...] = weight.xp.asarray(np.asarray(to_numpy(value), weight.dtype))
+
+    def count_params(self):
+        """Number of scalars in the weights (the layer must be built)."""
+        if not self.built:
+            raise ValueError(f'layer {self.name!r} is not built yet, so its weights do not '
+                             f'exist; call it on an input or build it first')
+        return int(sum(weight.size for weight in self.weights))
+
+    def to(self, device):
+        """Move the weights to ``device`` ('cpu' or 'gpu') in place; returns self."""
+        for weight in self.weights:
+            weight.data = weight.to(device).data
+        return self
+
+    # ----- shapes seen in graphs -----------------------------------------------
+
+    def _node_shapes(self, attribute):
+        shapes = [map_structure_tensors(lambda t: t.shape, getattr(node, attribute))
+                  for node in self._inbound_nodes]
+        if not shapes:
+            raise AttributeError(f'layer {self.name!r} has not been called in a graph yet')
+        return shapes[0]
+
+    @property
+    def input_shape(self):
+        """Shape of the input of the layer's first call in a graph."""
+        return self._node_shapes('inputs')
+
+    @property
+    def output_shape(self):
+        """Shape of the output of the layer's first call in a graph."""
+        return self._node_shapes('outputs')
+
+    @property
+    def input(self):
+        return self._inbound_nodes[0].inputs
+
+    @property
+    def output(self):
+        return self._inbound_nodes[0].outputs
+
+    def __repr__(self):
+        return f'<{type(self).__name__} name={self.name!r}>'
+
+
+def _as_tensor(value):
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def map_structure_tensors(function, structure):
+    """``map_structure`` over tensors and symbolic tensors; other leaves are kept."""
+    return map_structure(
+        lambda leaf: function(leaf) if isinstance(leaf, (Tensor, SymbolicTensor)) else leaf,
+        structure)
+
+
+def map_structure_shapes(function, shapes):
+    """Apply ``function`` to each shape in ``shapes``: a tuple, or a list of them."""
+    if isinstance(shapes, list):
+        return [map_structure_shapes(function, shape) for shape in shapes]
+    return function(tuple(shapes))

@@ -1,0 +1,71 @@
+"""Symbolic tensors and nodes: how the functional API records a graph of layers.
+
+``Input(shape=(784,))`` returns a :class:`SymbolicTensor`, a placeholder that
+knows only its shape (batch dimension None) and dtype. Calling a layer on
+symbolic tensors computes no numbers: it builds the layer, infers the output
+shape with ``compute_output_shape`` and records a :class:`Node` (layer,
+inputs, outputs). ``Model(inputs, outputs)`` then walks the nodes back from
+its outputs and replays them in order on real data.
+"""
+
+import itertools
+
+import numpy as np
+
+from minidl.layers.nest import flatten
+
+_node_ids = itertools.count()
+
+
+class SymbolicTensor:
+    """A placeholder for a tensor in a layer graph.
+
+    Attributes:
+        shape: Tuple with None for unknown sizes (always the batch size).
+        dtype: numpy dtype of the data it will hold.
+        node: The :class:`Node` that produces it (None until recorded).
+        index: Which of the node's outputs it is.
+    """
+
+    def __init__(self, shape, dtype='float32', node=None, index=0, name=None):
+        self.shape = tuple(None if size is None else int(size) for size in shape)
+        self.dtype = np.dtype(dtype)
+        self.node, self.index, self.name = node, index, name
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        layer = self.node.layer.name if self.node else None
+        return f'<SymbolicTensor shape={self.shape} dtype={self.dtype} from={layer!r}>'
+
+    def __bool__(self):
+        raise TypeError('a symbolic tensor has no value yet; it cannot be used in a condition')
+
+
+class Node:
+    """One call of ``layer`` in a graph: its inputs, call arguments and outputs.
+
+    Attributes:
+        layer: The layer called.
+        inputs: The structure passed as the first argument (symbolic tensors).
+        kwargs: Other call arguments; they may hold symbolic tensors too
+            (``initial_state=[h, c]``).
+        outputs: The structure of symbolic tensors returned.
+        id: Creation order, which breaks ties when the graph is sorted.
+    """
+
+    def __init__(self, layer, inputs, kwargs, outputs):
+        self.layer, self.inputs, self.kwargs, self.outputs = layer, inputs, kwargs, outputs
+        self.id = next(_node_ids)
+
+    @property
+    def parents(self):
+        """Symbolic tensors this node reads, from its inputs and call arguments."""
+        return [t for t in flatten([self.inputs, self.kwargs]) if isinstance(t, SymbolicTensor)]
+
+
+def is_symbolic(structure):
+    """Whether any leaf of ``structure`` is a :class:`SymbolicTensor`."""
+    return any(isinstance(leaf, SymbolicTensor) for leaf in flatten(structure))

@@ -1,0 +1,133 @@
+"""Where fit, evaluate and predict get their batches from.
+
+Three sources, one interface: numpy arrays (batched, and shuffled each epoch
+with the default generator), a ``Sequence`` (one item per batch, in shuffled
+order if asked) or a plain generator (``steps`` batches per epoch). Each
+yields :class:`Batch` objects; ``Batch.indices`` names the batch's samples
+within ``Batch.arrays``, so that a :class:`~minidl.models.strategy.Strategy`
+can hand each process its part of a global batch.
+"""
+
+import math
+
+import numpy as np
+
+from minidl.backend import default_generator, to_numpy
+from minidl.data import Sequence, batch_indices
+from minidl.models.strategy import count_of
+from minidl.tensor import Tensor
+
+
+class Batch:
+    """Inputs, targets and sample weights of one global batch.
+
+    Attributes:
+        x: List of input arrays (one per model input).
+        y: List of target arrays (one per model output), or None.
+        sample_weight: Per-sample weights, or None.
+        indices: The batch's samples in the arrays (int array or slice).
+    """
+
+    def __init__(self, x, y, sample_weight, indices):
+        self.x, self.y, self.sample_weight, self.indices = x, y, sample_weight, indices
+
+    def __len__(self):
+        return count_of(self.indices)
+
+    def take(self, indices):
+        """The arrays of the samples ``indices`` (a subset of this batch's)."""
+        def pick(array):
+            if isinstance(array, Tensor):
+                return Tensor._wrap(array.data[indices])
+            return array[indices]
+        y = None if self.y is None else [pick(a) for a in self.y]
+        weight = None if self.sample_weight is None else pick(self.sample_weight)
+        return [pick(a) for a in self.x], y, weight
+
+
+class ArrayFeed:
+    """Batches of ``batch_size`` samples from arrays of equal length."""
+
+    check_batches = False  # the arrays are checked once, before the first epoch
+
+    def __init__(self, x, y, sample_weight, batch_size, shuffle=False):
+        self.x, self.y, self.sample_weight = x, y, sample_weight
+        self.count = len(x[0])
+        self.batch_size, self.shuffle = batch_size, shuffle
+        self.steps = math.ceil(self.count / batch_size)
+
+    def epoch(self):
+        # The permutation is drawn when the epoch starts, from the default
+        # generator, whose state a full-model checkpoint saves.
+        for indices in batch_indices(self.count, self.batch_size, self.shuffle,
+                                     default_generator()):
+            yield Batch(self.x, self.y, self.sample_weight, indices)
+
+
+class SequenceFeed:
+    """One batch per item of a ``Sequence``, in shuffled order if asked."""
+
+    check_batches = True
+
+    def __init__(self, sequence, steps=None, shuffle=False):
+        self.sequence, self.shuffle = sequence, shuffle
+        self.steps = len(sequence) if steps is None else min(steps, len(sequence))
+
+    def epoch(self):
+        order = (to_numpy(default_generator().permutation(len(self.sequence)))
+                 if self.shuffle else np.arange(len(self.sequence)))
+        for index in order[:self.steps]:
+            yield batch_of(self.sequence[int(index)])
+        self.sequence.on_epoch_end()
+
+
+class GeneratorFeed:
+    """``steps`` batches per epoch from an iterator yielding ``(x, y[, sample_weight])``."""
+
+    check_batches = True
+
+    def __init__(self, iterator, steps):
+        self.iterator, self.steps = iter(iterator), steps
+
+    def epoch(self):
+        count = 0
+        while self.steps is None or count < self.steps:
+            try:
+                item = next(self.iterator)
+            except StopIteration:
+                if self.steps is not None:
+                    raise ValueError(f'the generator stopped after {count} batches; '
+                                     f'{self.steps} were expected per epoch') from None
+                return
+            count += 1
+            yield batch_of(item)
+
+
+def batch_of(item):
+    """A Batch from a ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)`` item."""
+    if not isinstance(item, tuple):
+        item = (item,)
+    if not 1 <= len(item) <= 3:
+        raise ValueError(f'a batch must be (x,), (x, y) or (x, y, sample_weight); '
+                         f'got a tuple of {len(item)} items')
+    x, y, weight = (tuple(item) + (None, None))[:3]
+    x = as_list(x)
+    y = None if y is None else as_list(y)
+    return Batch(x, y, weight, slice(0, len(x[0])))
+
+
+def as_list(data):
+    """A list of arrays from an array, a Tensor, or a list/tuple of them."""
+    if isinstance(data, (list, tuple)):
+        return [item if isinstance(item, Tensor) else np.asarray(item) for item in data]
+    return [data if isinstance(data, Tensor) else np.asarray(data)]
+
+
+def make_feed(x, y, sample_weight, batch_size, steps, shuffle):
+    """The feed for ``fit``/``evaluate``/``predict`` arguments."""
+    if isinstance(x, Sequence):
+        return SequenceFeed(x, steps, shuffle)
+    if hasattr(x, '__next__') or (hasattr(x, '__iter__') and not isinstance(
+            x, (list, tuple, dict, np.ndarray, Tensor))):
+        return GeneratorFeed(x, steps)
+    return ArrayFeed(x, y, sample_weight, batch_size, shuffle)

@@ -1,0 +1,132 @@
+"""The training, evaluation and prediction loops behind ``Model.fit`` and friends.
+
+One global batch of ``fit`` goes: the strategy runs :func:`gradient_step` on
+this process's part (clear gradients, forward, loss, backward, metric sums),
+reduces the gradients over processes, the optimizer updates the weights and
+applies their constraints, and the strategy sums the loss and metric totals
+so the logs are exact. :mod:`minidl.models.strategy` explains the contract.
+"""
+
+import numpy as np
+
+from minidl.backend import to_numpy
+from minidl.layers.nest import flatten
+from minidl.tensor import Tensor, no_grad
+
+
+def gradient_step(model, batch, local):
+    """Forward and backward on the samples ``local`` of ``batch``; gradients in ``.grad``."""
+    x, y, weight = batch.take(local)
+    params = model.trainable_weights
+    for param in params:
+        param.grad = None
+    outputs = flatten(model(x, training=True))
+    objectives = model._objectives_for(outputs)
+    objective = objectives.loss(y, outputs, weight, len(batch), model.losses)
+    if objective.requires_grad:
+        objective.backward()
+    objectives.update_metrics(y, outputs, weight)
+
+
+def train_batch(model, batch):
+    """One optimizer step on a global batch; returns the running logs of the epoch."""
+    strategy = model.strategy
+    strategy.run_step(lambda local: gradient_step(model, batch, local), batch.indices)
+    params = model.trainable_weights
+    strategy.reduce_gradients(params)
+    model.optimizer.apply_gradients(params)
+    with no_grad():
+        for param in params:
+            if getattr(param, 'constraint', None) is not None:
+                param.data[...] = param.constraint(param.data)
+    return model.objectives.logs(strategy.reduce_sum(model.objectives.totals()))
+
+
+@no_grad()
+def test_batch(model, batch):
+    """Add a global batch's losses and metrics to the sums; returns the running logs."""
+    strategy = model.strategy
+    local = strategy.shard(batch.indices)
+    x, y, weight = batch.take(local)
+    outputs = flatten(model(x, training=False))
+    objectives = model._objectives_for(outputs)
+    objectives.loss(y, outputs, weight, len(batch), model.losses)
+    objectives.update_metrics(y, outputs, weight)
+    return model.objectives.logs(strategy.reduce_sum(model.objectives.totals()))
+
+
+@no_grad()
+def predict_batch(model, batch):
+    """The model's outputs (numpy arrays, one per output) for a global batch."""
+    strategy = model.strategy
+    x, _, _ = batch.take(strategy.shard(batch.indices))
+    outputs = flatten(model(x, training=False))
+    return [strategy.gather(to_numpy(output.data)) for output in outputs]
+
+
+def check_finite(arrays, what):
+    """Raise a ValueError naming ``what`` if a floating array holds NaN or infinity."""
+    for index, array in enumerate(arrays or []):
+        data = to_numpy(array.data) if isinstance(array, Tensor) else np.asarray(array)
+        if data.dtype.kind == 'f' and not np.isfinite(data).all():
+            position = np.argwhere(~np.isfinite(data))[0]
+            raise ValueError(f'{what}[{index}] holds a NaN or infinite value (first at index '
+                             f'{tuple(int(i) for i in position)}); clean the data first')
+
+
+def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
+    """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {})."""
+    model.stop_training = False
+    callbacks.on_train_begin()
+    logs = {}
+    for epoch in range(initial_epoch, epochs):
+        if model.objectives is not None:
+            model.objectives.reset()
+        callbacks.on_epoch_begin(epoch)
+        logs = {}
+        for step, batch in enumerate(feed.epoch()):
+            if feed.check_batches:
+                check_finite(batch.x, 'x')
+                check_finite(batch.y, 'y')
+            callbacks.on_train_batch_begin(step)
+            logs = train_batch(model, batch)
+            callbacks.on_train_batch_end(step, logs)
+            if model.stop_training:
+                break
+        epoch_logs = dict(logs)
+        epoch_logs.update(validate(epoch))
+        callbacks.on_epoch_end(epoch, epoch_logs)
+        logs = epoch_logs
+        if model.stop_training:
+            break
+    callbacks.on_train_end(logs)
+    return logs
+
+
+def evaluate_feed(model, feed, callbacks):
+    """Loss and metrics over every batch of ``feed`` (exact global sums)."""
+    if model.objectives is not None:
+        model.objectives.reset()
+    callbacks.on_test_begin()
+    logs = {}
+    for step, batch in enumerate(feed.epoch()):
+        callbacks.on_test_batch_begin(step)
+        logs = test_batch(model, batch)
+        callbacks.on_test_batch_end(step, logs)
+    callbacks.on_test_end(logs)
+    return logs
+
+
+def predict_feed(model, feed, callbacks):
+    """Every output of the model for every sample of ``feed``, in order."""
+    callbacks.on_predict_begin()
+    pieces = []
+    for step, batch in enumerate(feed.epoch()):
+        callbacks.on_predict_batch_begin(step)
+        outputs = predict_batch(model, batch)
+        pieces.append(outputs)
+        callbacks.on_predict_batch_end(step, {'outputs': outputs})
+    callbacks.on_predict_end()
+    if not pieces:
+        raise ValueError('predict got no data (the input has no samples)')
+    return [np.concatenate(parts) for parts in zip(*pieces)]

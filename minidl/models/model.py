@@ -1,0 +1,324 @@
+"""Model: a network of layers with Keras 2's compile / fit / evaluate / predict."""
+
+import numpy as np
+
+from minidl import callbacks as callbacks_module, optimizers, saving
+from minidl.backend import to_numpy, unique_name
+from minidl.data import split_validation
+from minidl.layers.nest import flatten, unpack_single
+from minidl.layers.serialization import custom_object_scope
+from minidl.models import graph_config, loop, summary as summary_module
+from minidl.models.feed import ArrayFeed, Batch, as_list, make_feed
+from minidl.models.network import Network
+from minidl.models.objectives import Objectives
+from minidl.models.strategy import Strategy
+from minidl.tensor import Tensor
+
+_SINGLE_PROCESS = Strategy()
+
+
+class Model(Network):
+    """A trainable network: ``Model(inputs, outputs)`` on symbolic tensors from ``Input``.
+
+    Subclasses may instead create layers in ``__init__`` and define ``call``,
+    as in Keras's model subclassing.
+
+    Args:
+        inputs: Input tensor(s) of the functional graph.
+        outputs: Output tensor(s) computed from them.
+        name: Model name ('model', 'model_1', ... by default).
+    """
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        super().__init__(inputs, outputs, name=name or unique_name('model'), **kwargs)
+        self.optimizer = None
+        self.stop_training = False
+        self.history = None
+        self._compile_args = None
+        self.objectives = None
+
+    # ----- compile ---------------------------------------------------------
+
+    def compile(self, optimizer='rmsprop', loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None, **kwargs):
+        """Choose the optimizer, the loss(es) and the metrics for training.
+
+        Args:
+            optimizer: Name ('sgd', 'adam', ...) or Optimizer instance.
+            loss: Name, function or Loss; a list or dict for several outputs.
+            metrics: List of names, functions or Metrics ('accuracy' resolves
+                to the binary, categorical or sparse version as in Keras); a
+                dict or list of lists for several outputs.
+            loss_weights: Weight of each output's loss (list or dict).
+        """
+        if kwargs:
+            raise TypeError(f'compile: unexpected keyword arguments {", ".join(sorted(kwargs))}')
+        if weighted_metrics:
+            raise NotImplementedError('weighted_metrics is not supported; metrics are '
+                                      'weighted by sample_weight already')
+        self.optimizer = optimizers.get(optimizer)
+        self._compile_args = {'loss': loss, 'metrics': metrics, 'loss_weights': loss_weights}
+        self.objectives = None
+        if self.outputs:
+            self._make_objectives([t.shape for t in self.outputs])
+
+    def _make_objectives(self, output_shapes):
+        names = self.output_names if self.outputs else [
+            f'output_{i + 1}' for i in range(len(output_shapes))]
+        self.objectives = Objectives(names, output_shapes, **self._compile_args)
+        return self.objectives
+
+    def _objectives_for(self, outputs):
+        """The compiled objectives; made from the first outputs when shapes were unknown."""
+        if self.objectives is None:
+            self._make_objectives([(None,) + tuple(output.shape[1:]) for output in outputs])
+        return self.objectives
+
+    def _check_compiled(self, method):
+        if self.optimizer is None:
+            raise RuntimeError(f'model {self.name!r} must be compiled before {method}(); '
+                               f'call model.compile(optimizer, loss) first')
+
+    @property
+    def strategy(self):
+        """The :class:`~minidl.models.strategy.Strategy` fit, evaluate and predict follow."""
+        return getattr(self.optimizer, 'strategy', None) or _SINGLE_PROCESS
+
+    @property
+    def metrics_names(self):
+        """Names of the values evaluate() returns, in order ('loss' first)."""
+        if self.objectives is None:
+            return []
+        return ['loss'] + self.objectives.output_loss_names + flatten(self.objectives.metric_names)
+
+    # ----- fit / evaluate / predict -------------------------------------------
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose='auto', callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1, max_queue_size=10, workers=1,
+            use_multiprocessing=False):
+        """Train for ``epochs`` epochs; returns the History callback.
+
+        ``x`` may be arrays (a list or dict by input name for several inputs),
+        a ``Sequence`` or a generator of ``(x, y[, sample_weight])`` batches
+        (with ``steps_per_epoch``). Each epoch's order of samples is drawn
+        from minidl's default generator, so ``minidl.set_seed`` makes a run
+        repeatable and a full-model checkpoint resumes it exactly.
+        """
+        self._check_compiled('fit')
+        verbose = 1 if verbose == 'auto' else verbose
+        feed = self._feed(x, y, sample_weight, class_weight, batch_size, steps_per_epoch, shuffle)
+        validation = None
+        if validation_split and validation_data is None:
+            if not isinstance(feed, ArrayFeed):
+                raise ValueError('validation_split needs array data; pass validation_data '
+                                 'with a generator or Sequence')
+            arrays, validation = split_validation(
+                [feed.x, feed.y, feed.sample_weight], validation_split)
+            feed = ArrayFeed(*arrays, feed.batch_size, shuffle)
+            validation = ArrayFeed(*validation, validation_batch_size or feed.batch_size)
+        elif validation_data is not None:
+            validation = self._validation_feed(validation_data, validation_batch_size or
+                                               feed_batch_size(feed), validation_steps)
+        callbacks = callbacks_module.CallbackList(
+            callbacks, add_history=True, add_progbar=verbose != 0, model=self,
+            verbose=verbose, epochs=epochs, steps=feed.steps)
+        self.strategy.begin(self)
+
+        def validate(epoch):
+            if validation is None or (epoch + 1) % validation_freq:
+                return {}
+            logs = loop.evaluate_feed(self, validation, callbacks)
+            return {'val_' + key: value for key, value in logs.items()}
+
+        loop.run_epochs(self, feed, epochs, initial_epoch, callbacks, validate)
+        return self.history
+
+    def _validation_feed(self, data, batch_size, steps):
+        if isinstance(data, tuple) and len(data) in (2, 3):
+            x, y, weight = (data + (None,))[:3]
+            return self._feed(x, y, weight, None, batch_size, steps, shuffle=False)
+        return self._feed(data, None, None, None, batch_size, steps, shuffle=False)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
+                 steps=None, callbacks=None, max_queue_size=10, workers=1,
+                 use_multiprocessing=False, return_dict=False):
+        """Loss and metrics over the data (exact means over all samples).
+
+        Returns:
+            The loss (a float) when there is nothing else, otherwise the list
+            ``[loss, *metrics]`` in :attr:`metrics_names` order, or a dict if
+            ``return_dict``.
+        """
+        self._check_compiled('evaluate')
+        feed = self._feed(x, y, sample_weight, None, batch_size, steps, shuffle=False)
+        callbacks = callbacks_module.CallbackList(
+            callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+            steps=feed.steps)
+        self.strategy.begin(self)
+        return self._results(loop.evaluate_feed(self, feed, callbacks), return_dict)
+
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
+                max_queue_size=10, workers=1, use_multiprocessing=False):
+        """The model's outputs for every sample: an array, or a list for several outputs."""
+        feed = self._feed(x, None, None, None, batch_size, steps, shuffle=False)
+        callbacks = callbacks_module.CallbackList(
+            callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+            steps=feed.steps)
+        self.strategy.begin(self)
+        return unpack_single(loop.predict_feed(self, feed, callbacks))
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       reset_metrics=True, return_dict=False):
+        """One optimizer step on one batch; returns its loss (and metrics)."""
+        self._check_compiled('train_on_batch')
+        batch = self._batch(x, y, sample_weight, class_weight)
+        if reset_metrics and self.objectives is not None:
+            self.objectives.reset()
+        return self._results(loop.train_batch(self, batch), return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True,
+                      return_dict=False):
+        """Loss (and metrics) on one batch, without training."""
+        self._check_compiled('test_on_batch')
+        batch = self._batch(x, y, sample_weight, None)
+        if reset_metrics and self.objectives is not None:
+            self.objectives.reset()
+        return self._results(loop.test_batch(self, batch), return_dict)
+
+    def predict_on_batch(self, x):
+        """The model's outputs for one batch (numpy arrays)."""
+        return unpack_single(loop.predict_batch(self, self._batch(x, None, None, None)))
+
+    def _results(self, logs, return_dict):
+        if return_dict:
+            return logs
+        values = [logs[name] for name in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    # ----- data --------------------------------------------------------------
+
+    def _feed(self, x, y, sample_weight, class_weight, batch_size, steps, shuffle):
+        if x is None:
+            raise ValueError('no input data given (x is None)')
+        if isinstance(x, (np.ndarray, Tensor, list, tuple, dict)):
+            xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
+            loop.check_finite(xs, 'x')
+            loop.check_finite(ys, 'y')
+            return ArrayFeed(xs, ys, weight, _batch_size(batch_size), shuffle)
+        if y is not None or sample_weight is not None:
+            raise ValueError('with a generator or Sequence as x, y and sample_weight come '
+                             'from its batches; do not pass them separately')
+        return make_feed(x, None, None, None, steps, shuffle)
+
+    def _batch(self, x, y, sample_weight, class_weight):
+        xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
+        return Batch(xs, ys, weight, slice(0, len(xs[0])))
+
+    def _arrays(self, x, y, sample_weight, class_weight):
+        """Inputs, targets and weights as lists of arrays of one length, checked."""
+        xs = self._by_name(x, self.input_names if self.outputs else None, 'x')
+        ys = None if y is None else self._by_name(
+            y, self.output_names if self.outputs else None, 'y')
+        lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
+        lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
+        weight = None
+        if sample_weight is not None:
+            weight = np.asarray(to_numpy(sample_weight), dtype='float32').reshape(-1)
+            lengths['sample_weight'] = len(weight)
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f'the arrays have different numbers of samples: {lengths}')
+        if class_weight is not None:
+            if ys is None or len(ys) != 1:
+                raise ValueError('class_weight needs exactly one target array')
+            weight = _apply_class_weight(class_weight, ys[0], weight)
+        return xs, ys, weight
+
+    def _by_name(self, data, names, what):
+        if isinstance(data, dict):
+            if names is None:
+                raise ValueError(f'{what} given by name, but this model has no named '
+                                 f'inputs/outputs')
+            unknown = sorted(set(data) - set(names))
+            if unknown:
+                raise ValueError(f'{what} names {unknown}, which the model does not have; '
+                                 f'expected {names}')
+            return [_as_array(data[name]) for name in names]
+        items = [_as_array(item) for item in as_list(data)]
+        if names is not None and len(items) != len(names):
+            raise ValueError(f'model {self.name!r} expects {len(names)} {what} array(s) '
+                             f'({", ".join(names)}), got {len(items)}')
+        return items
+
+    # ----- description, saving, devices ------------------------------------
+
+    def get_config(self):
+        """The graph: layers with their configs and connections (Keras 2's layout)."""
+        if not self.outputs:
+            raise NotImplementedError(f'model {self.name!r} is a subclassed model; its '
+                                      f'architecture is Python code, so only its weights can '
+                                      f'be saved (save_weights)')
+        return graph_config.network_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The model that :meth:`get_config` describes (its layers newly initialised)."""
+        with custom_object_scope(custom_objects):
+            return graph_config.network_from_config(cls, config)
+
+    def summary(self, line_length=None, positions=None, print_fn=None):
+        """Print Keras's table of layers, output shapes and parameter counts."""
+        summary_module.print_summary(self, line_length, positions, print_fn)
+
+    def save(self, filepath, overwrite=True, include_optimizer=True):
+        """Write the whole model (architecture, weights, optimizer state) to HDF5."""
+        if self.strategy.is_chief:
+            saving.save_model(self, filepath, overwrite, include_optimizer)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Write the weights to HDF5, in Keras 2's layout."""
+        if self.strategy.is_chief:
+            saving.save_weights(self, filepath, overwrite)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        """Read weights written by :meth:`save_weights` (or Keras 2) into this model."""
+        saving.load_weights(self, filepath, by_name, skip_mismatch)
+
+    def to(self, device):
+        """Move the weights (and the optimizer's state) to ``device``; returns self."""
+        super().to(device)
+        if self.optimizer is not None and hasattr(self.optimizer, 'to'):
+            self.optimizer.to(device)
+        return self
+
+
+def feed_batch_size(feed):
+    return getattr(feed, 'batch_size', None)
+
+
+def _batch_size(batch_size):
+    if batch_size is None:
+        return 32
+    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f'batch_size must be a positive integer, got {batch_size!r}')
+    return int(batch_size)
+
+
+def _as_array(item):
+    return item if isinstance(item, Tensor) else np.asarray(item)
+
+
+def _apply_class_weight(class_weight, y, weight):
+    labels = to_numpy(y.data) if isinstance(y, Tensor) else np.asarray(y)
+    if labels.ndim > 1 and labels.shape[-1] > 1:
+        labels = labels.argmax(axis=-1)
+    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
+    missing = sorted(set(np.unique(labels).tolist()) - set(int(k) for k in class_weight))
+    if missing:
+        raise ValueError(f'class_weight has no weight for class(es) {missing}')
+    table = np.zeros(max(int(k) for k in class_weight) + 1, dtype='float32')
+    for key, value in class_weight.items():
+        table[int(key)] = value
+    per_sample = table[labels]
+    return per_sample if weight is None else per_sample * weight

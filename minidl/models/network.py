@@ -1,0 +1,182 @@
+"""A graph of layers between symbolic inputs and outputs, itself a layer.
+
+``Network(inputs, outputs)`` walks the nodes recorded by calling layers on
+symbolic tensors, from the outputs back to the inputs, and keeps them in an
+order in which every node comes after the nodes it reads from. Calling the
+network replays those nodes on real data. A network can be called on
+symbolic tensors like any layer, which is how a model is used inside another.
+"""
+
+import heapq
+
+from minidl.layers.base import Layer
+from minidl.layers.input_layer import InputLayer
+from minidl.layers.input_spec import InputSpec
+from minidl.layers.nest import flatten, map_structure, unpack_single
+from minidl.layers.symbolic import SymbolicTensor
+
+
+class Network(Layer):
+    """Layers connected from ``inputs`` to ``outputs`` (the functional API).
+
+    Args:
+        inputs: A symbolic tensor from ``Input``, or a list of them.
+        outputs: The symbolic tensor(s) computed from ``inputs``.
+        name: Model name.
+    """
+
+    def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
+        super().__init__(name=name, trainable=trainable, **kwargs)
+        self.layers = []
+        self._nodes = []
+        self.inputs, self.outputs = [], []
+        self.input_names, self.output_names = [], []
+        if inputs is not None or outputs is not None:
+            self._init_graph(inputs, outputs)
+
+    def _init_graph(self, inputs, outputs):
+        self._input_structure = list(inputs) if isinstance(inputs, (list, tuple)) else inputs
+        self._output_structure = list(outputs) if isinstance(outputs, (list, tuple)) else outputs
+        self.inputs, self.outputs = flatten(self._input_structure), flatten(self._output_structure)
+        for tensor in self.inputs + self.outputs:
+            if not isinstance(tensor, SymbolicTensor):
+                raise TypeError(f'model {self.name!r}: inputs and outputs must be symbolic '
+                                f'tensors (from Input and layer calls), got {tensor!r}')
+        for tensor in self.inputs:
+            if not isinstance(tensor.node.layer, InputLayer):
+                raise ValueError(f'model {self.name!r}: input {tensor!r} does not come from Input')
+        self._nodes = _sorted_nodes(self.inputs, self.outputs, self.name)
+        self.layers = list(dict.fromkeys(node.layer for node in self._nodes))
+        names = [layer.name for layer in self.layers]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError(f'model {self.name!r}: layer names must be unique; repeated: '
+                             f'{", ".join(duplicates)}')
+        self.input_names = [t.node.layer.name for t in self.inputs]
+        self.output_names = [t.node.layer.name for t in self.outputs]
+        self.input_spec = [InputSpec(shape=t.shape) for t in self.inputs]
+        self.built = True
+
+    def _tracked_layers(self):
+        return [layer for layer in self.layers if not isinstance(layer, InputLayer)]
+
+    # Weights are listed layer by layer, as Keras 2's get_weights and HDF5 files do.
+    @property
+    def weights(self):
+        if not self.trainable:
+            return self.non_trainable_weights
+        return [weight for layer in self._tracked_layers() for weight in layer.weights]
+
+    @property
+    def trainable_weights(self):
+        if not self.trainable:
+            return []
+        return [w for layer in self._tracked_layers() for w in layer.trainable_weights]
+
+    @property
+    def non_trainable_weights(self):
+        if not self.trainable:
+            return [w for layer in self._tracked_layers() for w in layer.weights]
+        return [w for layer in self._tracked_layers() for w in layer.non_trainable_weights]
+
+    def call(self, inputs, training=None):
+        """Replay the graph's nodes on ``inputs`` (a Tensor, list, or dict by input name)."""
+        inputs = self._flatten_inputs(inputs)
+        values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
+
+        def value_of(leaf):
+            return values[id(leaf)] if isinstance(leaf, SymbolicTensor) else leaf
+
+        for node in self._nodes:
+            if isinstance(node.layer, InputLayer):
+                continue
+            kwargs = map_structure(value_of, node.kwargs)
+            if 'training' not in kwargs and node.layer._accepts('training'):
+                kwargs['training'] = training
+            outputs = node.layer(map_structure(value_of, node.inputs), **kwargs)
+            for symbol, value in zip(flatten(node.outputs), flatten(outputs)):
+                values[id(symbol)] = value
+        return map_structure(value_of, self._output_structure)
+
+    def _flatten_inputs(self, inputs):
+        if isinstance(inputs, dict):
+            missing = [name for name in self.input_names if name not in inputs]
+            if missing:
+                raise ValueError(f'model {self.name!r}: no data for input(s) {missing}; '
+                                 f'got keys {sorted(inputs)}')
+            return [inputs[name] for name in self.input_names]
+        inputs = flatten(inputs)
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f'model {self.name!r} has {len(self.inputs)} input(s) '
+                             f'({", ".join(self.input_names)}), but it was given {len(inputs)}')
+        return inputs
+
+    @property
+    def input_shape(self):
+        """Shape of the model's input (a list of shapes for several inputs)."""
+        return unpack_single([t.shape for t in self._graph_ends(self.inputs)])
+
+    @property
+    def output_shape(self):
+        """Shape of the model's output (a list of shapes for several outputs)."""
+        return unpack_single([t.shape for t in self._graph_ends(self.outputs)])
+
+    def _graph_ends(self, tensors):
+        if not tensors:
+            raise AttributeError(f'model {self.name!r} has no graph yet (it is not built)')
+        return tensors
+
+    def compute_output_shape(self, input_shape):
+        return map_structure(lambda t: t.shape, unpack_single(self._output_structure))
+
+    def get_layer(self, name=None, index=None):
+        """The layer called ``name``, or at position ``index`` of :attr:`layers`."""
+        if index is not None:
+            if not -len(self.layers) <= index < len(self.layers):
+                raise ValueError(f'model {self.name!r} has {len(self.layers)} layers; '
+                                 f'index {index} is out of range')
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f'no layer named {name!r} in model {self.name!r}; layers: '
+                         f'{", ".join(layer.name for layer in self.layers)}')
+
+
+def _sorted_nodes(inputs, outputs, model_name):
+    """The nodes between ``inputs`` and ``outputs``, each after the nodes it reads.
+
+    Ties are broken by creation order, so the order (and with it the order of
+    the model's layers and weights) is the order in which the user wrote the
+    layer calls.
+    """
+    input_nodes = {id(t.node) for t in inputs}
+    nodes, stack = {}, [t.node for t in outputs]
+    while stack:
+        node = stack.pop()
+        if id(node) in nodes:
+            continue
+        nodes[id(node)] = node
+        if id(node) in input_nodes:
+            continue
+        if isinstance(node.layer, InputLayer):
+            raise ValueError(f'graph disconnected in model {model_name!r}: the output needs '
+                             f'input {node.layer.name!r}, which is not among the model inputs')
+        stack.extend(parent.node for parent in node.parents)
+    waiting = {key: {id(p.node) for p in node.parents} if key not in input_nodes else set()
+               for key, node in nodes.items()}
+    readers = {key: [] for key in nodes}
+    for key, parents in waiting.items():
+        for parent in parents:
+            readers[parent].append(key)
+    ready = [(node.id, key) for key, node in nodes.items() if not waiting[key]]
+    heapq.heapify(ready)
+    ordered = []
+    while ready:
+        _, key = heapq.heappop(ready)
+        ordered.append(nodes[key])
+        for reader in readers[key]:
+            waiting[reader].discard(key)
+            if not waiting[reader]:
+                heapq.heappush(ready, (nodes[reader].id, reader))
+    return ordered

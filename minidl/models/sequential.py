@@ -1,0 +1,129 @@
+"""Sequential: a plain stack of layers, each feeding the next."""
+
+from minidl.backend import unique_name
+from minidl.layers.base import Layer
+from minidl.layers.input_layer import Input, InputLayer
+from minidl.layers.nest import flatten
+from minidl.layers.serialization import deserialize, serialize
+from minidl.layers.symbolic import SymbolicTensor
+from minidl.models.model import Model
+
+
+class Sequential(Model):
+    """A model made of layers applied one after the other.
+
+    The graph is made as soon as the input shape is known: from the first
+    layer's ``input_shape`` (or an ``Input``/``InputLayer`` added first), from
+    :meth:`build`, or from the first data the model sees (deferred build).
+
+    Args:
+        layers: Layers to add, in order.
+        name: Model name ('sequential', 'sequential_1', ... by default).
+    """
+
+    def __init__(self, layers=None, name=None):
+        super().__init__(name=name or unique_name('sequential'))
+        self._stack = []
+        self._input_layer = None
+        for layer in layers or []:
+            self.add(layer)
+
+    @property
+    def layers(self):
+        """The added layers (an input layer is not listed, as in Keras)."""
+        return list(self._stack)
+
+    @layers.setter
+    def layers(self, value):
+        # Network assigns the graph's layers; the stack above is the truth here.
+        pass
+
+    def _tracked_layers(self):
+        return list(self._stack)
+
+    def add(self, layer):
+        """Append ``layer`` (or, first, an ``Input`` tensor / InputLayer)."""
+        if isinstance(layer, SymbolicTensor) and isinstance(layer.node.layer, InputLayer):
+            layer = layer.node.layer
+        if isinstance(layer, InputLayer):
+            if self._stack or self._input_layer is not None:
+                raise ValueError('an Input can only be added first to a Sequential model')
+            self._input_layer = layer
+            self._rebuild()
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f'Sequential.add takes a layer, got {layer!r}')
+        if any(existing.name == layer.name for existing in self._stack):
+            raise ValueError(f'Sequential model {self.name!r} already has a layer named '
+                             f'{layer.name!r}; layer names must be unique')
+        self._stack.append(layer)
+        if self._input_layer is None and len(self._stack) == 1 and layer.batch_input_shape:
+            self._input_layer = InputLayer(batch_input_shape=layer.batch_input_shape,
+                                           name=f'{layer.name}_input')
+        self._rebuild()
+
+    def pop(self):
+        """Remove the last layer."""
+        if not self._stack:
+            raise TypeError('there are no layers in the model to pop')
+        self._stack.pop()
+        self._rebuild()
+
+    def build(self, input_shape=None):
+        """Make the graph for inputs of ``input_shape`` (batch size included)."""
+        if input_shape is None:
+            if self._input_layer is None:
+                raise ValueError('Sequential.build needs an input_shape when no layer gives one')
+        else:
+            self._input_layer = InputLayer(batch_input_shape=tuple(input_shape),
+                                           name=self._input_name())
+        self._rebuild()
+
+    def _rebuild(self):
+        if self._input_layer is None or not self._stack:
+            self.built = False
+            return
+        tensor = self._input_layer.output
+        for layer in self._stack:
+            tensor = layer(tensor)
+            if len(flatten(tensor)) != 1:
+                raise ValueError(f'layer {layer.name!r} has several outputs; a Sequential '
+                                 f'model needs one tensor between layers (use the functional API)')
+        self._init_graph(self._input_layer.output, tensor)
+
+    def _build_once(self, shapes):
+        # Deferred build: the first data fixes the input shape, the batch size left free.
+        if not self.built:
+            shape = shapes[0] if isinstance(shapes, list) else shapes
+            self._input_layer = InputLayer(batch_input_shape=(None,) + tuple(shape[1:]),
+                                           name=self._input_name())
+            self._rebuild()
+
+    def get_config(self):
+        """``{'name', 'layers'}``, the input layer first once the model is built."""
+        layers = [serialize(layer) for layer in self._stack]
+        if self._input_layer is not None:
+            layers.insert(0, serialize(self._input_layer))
+        return {'name': self.name, 'layers': layers}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """The Sequential model that :meth:`get_config` describes."""
+        if not isinstance(config, dict) or not isinstance(config.get('layers'), list):
+            raise ValueError('malformed Sequential config: it needs a "layers" list')
+        model = cls(name=config.get('name'))
+        for entry in config['layers']:
+            model.add(deserialize(entry, custom_objects))
+        return model
+
+    def _input_name(self):
+        # Keras names a Sequential model's implicit input after its first layer.
+        return f'{self._stack[0].name}_input' if self._stack else None
+
+    def summary(self, line_length=None, positions=None, print_fn=None):
+        if not self.built:
+            raise ValueError('this model has not yet been built: build it by calling it on '
+                             'data, calling build(input_shape), or giving the first layer '
+                             'an input_shape')
+        super().summary(line_length, positions, print_fn)
+

@@ -1,0 +1,74 @@
+"""The training loop's one extension point: how work spreads over processes.
+
+``fit``, ``evaluate`` and ``predict`` ask a :class:`Strategy` every question
+whose answer changes when the work is shared between processes: which samples
+of a global batch this process computes, how gradients and metric sums are
+combined, how predictions are put back in order, and who prints and writes
+files. The default answers are those of a single process. A distributed
+package (``minidl_dist``) supplies its own Strategy through the optimizer
+given to ``compile`` (``optimizer.strategy``); minidl itself never imports it.
+
+The contract, step by step, for one global batch of ``fit``:
+
+1. ``run_step(step, indices)`` calls ``step(local)`` for the part of
+   ``indices`` this process computes (``shard``). ``step`` clears the
+   gradients, runs forward and backward with the loss scaled so that the
+   gradients of all parts add up to the gradient of the global batch's mean
+   loss, and adds the part's losses and metric values to the running sums.
+   A strategy may call ``step`` several times (micro-shards), keeping and
+   combining the gradients between calls.
+2. ``reduce_gradients(params)`` makes each ``param.grad`` the sum over
+   processes (the same bits on every process).
+3. The optimizer updates the weights, identically everywhere.
+4. ``reduce_sum(totals)`` sums the loss and metric accumulators, so that
+   logs, callbacks and ``History`` see exact values over the whole data.
+"""
+
+import numpy as np
+
+
+class Strategy:
+    """One process does everything: the default strategy."""
+
+    #: Whether this process prints progress and writes files.
+    is_chief = True
+
+    def begin(self, model):
+        """Called when fit, evaluate or predict starts (e.g. to broadcast weights)."""
+
+    def shard(self, indices):
+        """The part of a global batch's sample ``indices`` this process computes.
+
+        ``indices`` is an int array or a slice; the result is of the same kind.
+        """
+        return indices
+
+    def run_step(self, step, indices):
+        """Compute this process's gradients for the global batch ``indices``."""
+        step(self.shard(indices))
+
+    def reduce_gradients(self, params):
+        """Make every ``param.grad`` the sum of its values over processes."""
+
+    def reduce_sum(self, totals):
+        """Sum a float64 vector of accumulators over processes."""
+        return totals
+
+    def gather(self, array):
+        """Concatenate the processes' local arrays along axis 0, in shard order."""
+        return array
+
+    def share(self, local_count, global_count):
+        """Fraction of the global batch computed by a part of ``local_count`` samples.
+
+        Per-batch terms that do not come from samples (weight penalties) are
+        added to each part's loss scaled by it, so they count once in total.
+        """
+        return local_count / global_count if global_count else 1.0
+
+
+def count_of(indices):
+    """Number of samples an index array or slice selects."""
+    if isinstance(indices, slice):
+        return len(range(*indices.indices(indices.stop)))
+    return int(np.size(indices))

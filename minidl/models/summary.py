@@ -1,0 +1,87 @@
+"""``Model.summary()``: Keras 2's table of layers, output shapes and parameter counts."""
+
+from minidl.layers.input_layer import InputLayer
+from minidl.layers.nest import flatten
+
+
+def print_summary(model, line_length=None, positions=None, print_fn=None):
+    """Print the summary table of ``model`` (see ``Model.summary``)."""
+    print_fn = print_fn or print
+    sequential_like = _is_sequential_like(model)
+    if sequential_like:
+        line_length = line_length or 65
+        positions = positions or [0.45, 0.85, 1.0]
+        headers = ['Layer (type)', 'Output Shape', 'Param #']
+    else:
+        line_length = line_length or 98
+        positions = positions or [0.33, 0.55, 0.67, 1.0]
+        headers = ['Layer (type)', 'Output Shape', 'Param #', 'Connected to']
+    if positions[-1] <= 1:
+        positions = [int(line_length * p) for p in positions]
+
+    def row(fields):
+        # As Keras: each field starts where the previous one's column ends, after a
+        # space that replaces the previous field's last character if it ran long.
+        line = ''
+        for index, (field, stop) in enumerate(zip(fields, positions)):
+            if index:
+                line = line[:-1] + ' '
+            line = (line + str(field))[:stop].ljust(stop)
+        print_fn(line)
+
+    print_fn(f'Model: "{model.name}"')
+    print_fn('_' * line_length)
+    row(headers)
+    print_fn('=' * line_length)
+    layers = model.layers
+    for index, layer in enumerate(layers):
+        for fields in _rows(model, layer, sequential_like):
+            row(fields)
+        print_fn(('=' if index == len(layers) - 1 else '_') * line_length)
+    trainable = sum(w.size for w in _unique(model.trainable_weights))
+    total = sum(w.size for w in _unique(model.weights))
+    print_fn(f'Total params: {total:,}')
+    print_fn(f'Trainable params: {trainable:,}')
+    print_fn(f'Non-trainable params: {total - trainable:,}')
+    print_fn('_' * line_length)
+
+
+def _rows(model, layer, sequential_like):
+    name = f'{layer.name} ({type(layer).__name__})'
+    nodes = [node for node in model._nodes if node.layer is layer] or layer._inbound_nodes[:1]
+    shapes = [_shape_text(node.outputs) for node in nodes]
+    output_shape = shapes[0] if len(set(shapes)) == 1 else 'multiple'
+    params = layer.count_params() if layer.built else 0
+    if sequential_like:
+        return [[name, output_shape, params]]
+    sources = []
+    for node in nodes:
+        for parent in node.parents:
+            owner = parent.node.layer
+            node_index = [n for n in model._nodes if n.layer is owner].index(parent.node)
+            sources.append(f'{owner.name}[{node_index}][{parent.index}]')
+    rows = [[name, output_shape, params, sources[0] if sources else '']]
+    rows += [['', '', '', source] for source in sources[1:]]
+    return rows
+
+
+def _shape_text(outputs):
+    shapes = [tensor.shape for tensor in flatten(outputs)]
+    return str(shapes[0]) if len(shapes) == 1 else str(shapes)
+
+
+def _is_sequential_like(model):
+    if type(model).__name__ == 'Sequential':
+        return True
+    for layer in model.layers:
+        nodes = [node for node in model._nodes if node.layer is layer]
+        if len(nodes) > 1:
+            return False
+        for node in nodes:
+            if len(node.parents) > 1 or len(flatten(node.outputs)) > 1:
+                return False
+    return not any(len(node.parents) > 1 for node in model._nodes)
+
+
+def _unique(weights):
+    return list({id(w): w for w in weights}.values())

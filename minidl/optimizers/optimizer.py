@@ -1,0 +1,338 @@
+"""The base class of optimizers: learning rate, state, clipping and the update loop.
+
+An optimizer keeps, for each trainable parameter, a few *slot* arrays of the
+parameter's shape (Adam's moments ``m`` and ``v``), plus ``iterations``, the
+number of updates applied so far. ``apply_gradients(params)`` reads each
+``param.grad`` and updates ``param.data`` in place.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from minidl.backend import get_array_module, is_array, to_numpy
+from minidl.optimizers import schedules
+from minidl.optimizers.clipping import clip_gradients
+from minidl.tensor import Tensor
+
+#: Elements per piece when an elementwise update runs on the CPU: the
+#: arrays of one piece stay in the cache between the update's operations.
+_PIECE = 1 << 16
+_KEYWORDS = ('lr', 'decay', 'clipnorm', 'clipvalue', 'global_clipnorm')
+
+
+class _DefaultRate(float):
+    """A learning rate left at its default, so that ``lr=`` may replace it."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return float.__repr__(self)
+
+
+def default_rate(value):
+    """``value`` marked as a default learning rate (use it in a subclass's signature)."""
+    return _DefaultRate(value)
+
+
+class Optimizer:
+    """Base class of optimizers, with Keras 2's (OptimizerV2) arguments and state.
+
+    Args:
+        learning_rate: A non-negative float or a
+            :class:`~minidl.optimizers.schedules.LearningRateSchedule`
+            (evaluated at ``iterations`` before each update).
+        name: Prefix of the names in :meth:`weight_names` (the class name by default).
+        **kwargs: ``lr`` (legacy alias of ``learning_rate``), ``decay``
+            (time-based decay: the rate is divided by ``1 + decay * iterations``),
+            ``clipvalue``, ``clipnorm`` (each gradient array clipped to that L2
+            norm on its own) and ``global_clipnorm`` (all of them together).
+
+    Writing an optimizer: a subclass passes its learning rate, name and
+    ``**kwargs`` to this constructor (declare ``learning_rate=default_rate(0.01)``
+    so that it can tell a given ``lr=`` from a given ``learning_rate``),
+    stores its hyper-parameters as attributes, and defines
+
+    - ``slot_names``: the names of its per-parameter state arrays, in the
+      order :meth:`get_weights` lists them (e.g. ``('m', 'v')``). Each slot
+      is created, once, with the parameter's array module, dtype and shape,
+      filled with ``slot_initial_value(slot_name)`` (0.0 unless overridden).
+    - ``update(param, grad, slots, step, lr)``: updates the array ``param``
+      and the arrays in the dict ``slots`` IN PLACE (``param -= lr * grad``,
+      ``xp.multiply(m, beta, out=m)``; never ``param = ...``), from the array
+      ``grad`` (already clipped), the 1-based ``step`` (``iterations + 1``)
+      and the float learning rate ``lr`` of this step. Use
+      ``minidl.backend.get_array_module(param)`` for functions like ``sqrt``.
+    - ``get_config()``: the base config plus its hyper-parameters.
+
+    Optionally: ``elementwise = True`` when ``update`` treats every element
+    on its own, which lets large parameters on the CPU be updated piece by
+    piece (faster: the pieces stay in the cache); ``state_names``, the names
+    of float attributes that hold state shared by all parameters (saved by
+    :meth:`get_weights` after ``iterations``); and ``begin_step(step, lr)``,
+    called once per update before the parameters' ``update`` calls, to
+    advance that state.
+
+    Attributes:
+        iterations: Number of updates applied.
+        strategy: None here. A distributed wrapper (``minidl_dist``'s
+            DistributedOptimizer) sets it to the Strategy the training loop
+            then uses to shard batches and reduce gradients over processes.
+    """
+
+    strategy = None
+    slot_names = ()
+    state_names = ()
+    elementwise = False
+
+    def __init__(self, learning_rate=default_rate(0.001), name=None, **kwargs):
+        cls = type(self).__name__
+        unknown = sorted(set(kwargs) - set(_KEYWORDS))
+        if unknown:
+            raise TypeError(f'{cls}: unexpected keyword argument(s) {", ".join(unknown)}; '
+                            f'accepted besides the hyper-parameters: {", ".join(_KEYWORDS)}')
+        if 'lr' in kwargs:
+            if not isinstance(learning_rate, _DefaultRate):
+                raise TypeError(f'{cls}: got both learning_rate and its legacy alias lr; pass one')
+            learning_rate = kwargs.pop('lr')
+        if isinstance(learning_rate, dict):
+            learning_rate = schedules.deserialize(learning_rate)
+        self.learning_rate = learning_rate
+        self.decay = check_number(cls, 'decay', kwargs.pop('decay', 0.0))
+        clipping = {argument: kwargs.get(argument)
+                    for argument in ('clipnorm', 'clipvalue', 'global_clipnorm')}
+        for argument, value in clipping.items():
+            if value is not None:
+                clipping[argument] = check_number(cls, argument, value)
+                if clipping[argument] == 0:
+                    raise ValueError(f'{cls}: {argument} must be positive, got {value!r}')
+        if clipping['clipnorm'] is not None and clipping['global_clipnorm'] is not None:
+            raise ValueError(f'{cls}: pass clipnorm or global_clipnorm, not both')
+        self.clipnorm = clipping['clipnorm']
+        self.clipvalue = clipping['clipvalue']
+        self.global_clipnorm = clipping['global_clipnorm']
+        self.name = name or cls
+        self.iterations = 0
+        self._params = None
+        self._slots = {}
+
+    # ----- learning rate -------------------------------------------------------
+
+    @property
+    def learning_rate(self):
+        """The float rate or the LearningRateSchedule; settable (e.g. by callbacks)."""
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if not isinstance(value, schedules.LearningRateSchedule):
+            value = check_number(type(self).__name__, 'learning_rate', value)
+        self._learning_rate = value
+
+    lr = learning_rate  # Keras 2's legacy name, for reading and setting
+
+    def current_learning_rate(self):
+        """The float rate of the next update: the schedule at ``iterations``, then ``decay``."""
+        rate = self._learning_rate
+        if isinstance(rate, schedules.LearningRateSchedule):
+            rate = float(rate(self.iterations))
+        if self.decay > 0:
+            rate /= 1.0 + self.decay * self.iterations
+        return rate
+
+    # ----- state ---------------------------------------------------------------
+
+    def slot_initial_value(self, slot_name):
+        """The value a new slot array is filled with."""
+        return 0.0
+
+    def build(self, params):
+        """Create the slots of ``params`` (a list of parameter Tensors), once.
+
+        Raises:
+            ValueError: If already built for a different list of parameters.
+        """
+        params = list(params)
+        if self._params is not None:
+            if len(params) != len(self._params) or any(
+                    a is not b for a, b in zip(params, self._params)):
+                raise ValueError(
+                    f'{self.name} was built for the parameters [{", ".join(self._names())}] '
+                    f'and cannot update a different list [{", ".join(_names(params))}]; '
+                    f'use a new optimizer (e.g. compile again) after changing which '
+                    f'weights are trainable')
+            return
+        for index, param in enumerate(params):
+            if not isinstance(param, Tensor) or param.dtype.kind != 'f':
+                raise TypeError(f'{self.name}: parameter {index} must be a floating Tensor, '
+                                f'got {param!r}')
+        self._slots = {
+            slot: [get_array_module(p.data).full(p.shape, self.slot_initial_value(slot), p.dtype)
+                   for p in params]
+            for slot in self.slot_names}
+        self._params = params
+
+    @property
+    def built(self):
+        return self._params is not None
+
+    def get_slot(self, param, slot_name):
+        """The live slot array ``slot_name`` of the parameter Tensor ``param``."""
+        for index, built_param in enumerate(self._params or []):
+            if built_param is param:
+                return self._slots[slot_name][index]
+        raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
+
+    def weight_names(self):
+        """Names of the arrays of :meth:`get_weights`, in Keras 2's style ('Adam/dense/kernel/m:0')."""
+        names = [f'{self.name}/iter:0'] + [f'{self.name}/{state}:0' for state in self.state_names]
+        return names + [f'{self.name}/{param}/{slot}:0'
+                        for slot in self.slot_names for param in self._names()]
+
+    def get_weights(self):
+        """Copies of the state: iterations (int64), the shared state, then the slots slot by slot."""
+        arrays = [np.array(self.iterations, dtype=np.int64)]
+        arrays += [np.array(getattr(self, state), dtype=np.float64) for state in self.state_names]
+        return arrays + [np.array(to_numpy(a)) for a in self._slot_arrays()]
+
+    def set_weights(self, weights):
+        """Restore the state from arrays in the order of :meth:`get_weights`.
+
+        The slots must exist (``build`` or an update happened). The arrays
+        are copied into the existing slots.
+
+        Raises:
+            ValueError: If the number of arrays or a shape does not match.
+        """
+        weights = [to_numpy(w) if is_array(w) else np.asarray(w) for w in weights]
+        names = self.weight_names()
+        if len(weights) != len(names):
+            hint = '' if self.built else '; call build(params) before set_weights'
+            raise ValueError(f'{self.name}.set_weights: expected {len(names)} arrays '
+                             f'({", ".join(names)}), got {len(weights)}{hint}')
+        slots = self._slot_arrays()
+        shapes = [()] * (1 + len(self.state_names)) + [a.shape for a in slots]
+        for name, array, shape in zip(names, weights, shapes):
+            if array.shape != shape:
+                raise ValueError(f'{self.name}.set_weights: {name} has shape {shape}, '
+                                 f'got an array of shape {array.shape}')
+        self.iterations = int(weights[0])
+        for state, array in zip(self.state_names, weights[1:]):
+            setattr(self, state, float(array))
+        for slot, array in zip(slots, weights[1 + len(self.state_names):]):
+            slot[...] = get_array_module(slot).asarray(array, dtype=slot.dtype)
+
+    def to(self, device):
+        """Move the slots to ``device`` ('cpu' or 'gpu'); returns self."""
+        for arrays in self._slots.values():
+            arrays[:] = [Tensor(a, dtype=a.dtype, device=device).data for a in arrays]
+        return self
+
+    def _slot_arrays(self):
+        return [array for slot in self.slot_names for array in self._slots.get(slot, [])]
+
+    def _names(self):
+        return _names(self._params or [])
+
+    # ----- the update ----------------------------------------------------------
+
+    def apply_gradients(self, params):
+        """Update each parameter Tensor of ``params`` in place from its ``.grad``.
+
+        Builds the slots on first use, clips the gradients, updates the
+        parameters whose ``.grad`` is not None (the others are left alone),
+        and increments ``iterations``. Gradients are left as they are.
+
+        Raises:
+            ValueError: If a gradient's shape differs from its parameter's,
+                if no parameter has a gradient, or if the optimizer was built
+                for other parameters.
+        """
+        params = list(params)
+        active, grads = [], []
+        for index, param in enumerate(params):
+            if getattr(param, 'grad', None) is None:
+                continue
+            grad = param.grad.data if isinstance(param.grad, Tensor) else param.grad
+            if grad.shape != param.shape or get_array_module(grad) is not get_array_module(param.data):
+                raise ValueError(f'{self.name}: the gradient of {_name(param, index)!r} has shape '
+                                 f'{grad.shape} on {get_array_module(grad).__name__}, its '
+                                 f'parameter {param.shape} on {get_array_module(param.data).__name__}')
+            active.append(index)
+            grads.append(grad.astype(param.dtype, copy=False))
+        if params and not active:
+            raise ValueError(f'{self.name}: no gradient for any of the parameters '
+                             f'[{", ".join(_names(params))}]; is the loss connected to them?')
+        self.build(params)
+        grads = clip_gradients(grads, self.clipvalue, self.clipnorm, self.global_clipnorm)
+        step, rate = self.iterations + 1, self.current_learning_rate()
+        self.begin_step(step, rate)
+        for index, grad in zip(active, grads):
+            slots = {slot: self._slots[slot][index] for slot in self.slot_names}
+            self._update_in_pieces(params[index].data, grad, slots, step, rate)
+        self.iterations += 1
+
+    def begin_step(self, step, lr):
+        """Called once per update, before the ``update`` calls (advance shared state here)."""
+
+    def update(self, param, grad, slots, step, lr):
+        """Update the arrays ``param`` and ``slots`` in place; see the class docstring."""
+        raise NotImplementedError
+
+    def _update_in_pieces(self, param, grad, slots, step, lr):
+        arrays = [param, grad, *slots.values()]
+        # Pieces pay off only for numpy: on a GPU each piece would be more kernel launches.
+        if not (self.elementwise and param.size > _PIECE and get_array_module(param) is np
+                and all(a.flags.c_contiguous for a in arrays)):
+            self.update(param, grad, slots, step, lr)
+            return
+        flat = [a.reshape(-1) for a in arrays]
+        for start in range(0, param.size, _PIECE):
+            pieces = [a[start:start + _PIECE] for a in flat]
+            self.update(pieces[0], pieces[1], dict(zip(slots, pieces[2:])), step, lr)
+
+    # ----- config --------------------------------------------------------------
+
+    def get_config(self):
+        """Keras 2's config: name, learning_rate (a schedule as a dict), decay, clipping."""
+        rate = self._learning_rate
+        config = {'name': self.name,
+                  'learning_rate': schedules.serialize(rate)
+                  if isinstance(rate, schedules.LearningRateSchedule) else rate,
+                  'decay': self.decay}
+        for argument in ('clipnorm', 'clipvalue', 'global_clipnorm'):
+            if getattr(self, argument) is not None:
+                config[argument] = getattr(self, argument)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A new optimizer from :meth:`get_config`'s dict (schedules from their dicts)."""
+        config = dict(config)
+        if 'lr' in config:
+            config['learning_rate'] = config.pop('lr')
+        if isinstance(config.get('learning_rate'), dict):
+            config['learning_rate'] = schedules.deserialize(config['learning_rate'], custom_objects)
+        return cls(**config)
+
+
+def check_number(owner, argument, value, low=0.0, high=math.inf):
+    """``value`` as a float in ``[low, high]``, or a clear error."""
+    if isinstance(value, (bool, str)) or not isinstance(value, (numbers.Real, np.ndarray)):
+        raise TypeError(f'{owner}: {argument} must be a number, got {value!r}')
+    value = float(value)
+    if not low <= value <= high:
+        raise ValueError(f'{owner}: {argument} must be in [{low}, {high}], got {value}')
+    return value
+
+
+
+def _name(param, index):
+    name = getattr(param, 'name', None) or f'param_{index}'
+    base, _, suffix = name.rpartition(':')
+    return base if base and suffix.isdigit() else name
+
+
+def _names(params):
+    return [_name(param, index) for index, param in enumerate(params)]
