@@ -18,7 +18,7 @@ import torch
 
 import minidl
 from benchmarks import workloads
-from benchmarks.runner import FRAMEWORKS, MODES, run_workload
+from benchmarks.runner import FRAMEWORKS, MODES, run_sgemm, run_workload
 
 
 def _workload_id(text):
@@ -52,23 +52,10 @@ def _results(args):
     for workload_id in args.workloads or list(workloads.MODULES):
         workload = workloads.load(workload_id)
         if workload_id == 'W0':
-            yield from _sgemm_results(workload, frameworks, args.steps, args.warmup)
+            yield from run_sgemm(workload, frameworks, args.steps, args.warmup)
         else:
             yield from run_workload(workload, frameworks, modes, args.device, args.steps,
                                     args.warmup, workloads.TARGETS.get(workload_id))
-
-
-def _sgemm_results(workload, frameworks, steps, warmup):
-    torch_median = {}
-    for framework, threads, timing in workload.measure(frameworks, steps, warmup):
-        result = {'workload': workload.ID, 'name': workload.NAME, 'framework': framework,
-                  'mode': 'sgemm', 'device': 'cpu', 'threads': threads, 'steps': steps,
-                  'warmup': warmup, **timing}
-        if framework == 'torch':
-            torch_median[threads] = timing['median_ms']
-        elif threads in torch_median:
-            result['ratio'] = timing['median_ms'] / torch_median[threads]
-        yield result
 
 
 def _summary(results):

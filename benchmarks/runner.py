@@ -1,4 +1,4 @@
-"""One network workload in minidl and PyTorch: build, check, time, one result per line.
+"""One workload in minidl and PyTorch: build, check, time, one result dict per line.
 
 Both frameworks get the same numpy batch, converted to their own tensors
 before timing (images transposed once to minidl's channels-last layout).
@@ -107,3 +107,18 @@ def run_workload(workload, frameworks, modes, device, steps, warmup, target=None
             yield result
     del built
     gc.collect()  # free one workload's models (W4's are ~700 MB each) before the next
+
+
+def run_sgemm(workload, frameworks, steps, warmup):
+    """Yield W0's result dicts; minidl's line (numpy's matmul) carries the ratio."""
+    torch_median = {}
+    for name, threads, timing in workload.measure(
+            [name for name in FRAMEWORKS if name in frameworks], steps, warmup):
+        result = {'workload': workload.ID, 'name': workload.NAME, 'framework': name,
+                  'mode': 'sgemm', 'device': 'cpu', 'threads': threads, 'steps': steps,
+                  'warmup': warmup, **timing}
+        if name == 'torch':
+            torch_median[threads] = timing['median_ms']
+        elif threads in torch_median:
+            result['ratio'] = timing['median_ms'] / torch_median[threads]
+        yield result

@@ -1,19 +1,26 @@
 """Projections applied to weights after each optimizer update (Keras 2's constraints).
 
-A constraint takes the weight's array and returns the projected array; the
-training loop writes it back in place.
+A constraint takes a weight's array (numpy or CuPy, or a Tensor) and returns
+the projected values of the same shape and dtype; the training loop writes
+them back into the weight. ``Dense(64, kernel_constraint=constraints.max_norm(3))``.
+
+The norm constraints work on slices along ``axis``: for a Dense kernel
+``(in, out)`` the default ``axis=0`` constrains each unit's incoming weights;
+for a Conv2D kernel ``(kh, kw, in, out)`` use ``axis=[0, 1, 2]``.
 """
 
 from minidl.backend import get_array_module
+from minidl.tensor import Tensor
 
+# Keras's backend epsilon: keeps all-zero slices from dividing by zero.
 _EPSILON = 1e-7
 
 
 class Constraint:
-    """Base class: ``constraint(array)`` returns the projected array."""
+    """Base class: ``constraint(weight)`` returns the projected weight (here unchanged)."""
 
-    def __call__(self, array):
-        return array
+    def __call__(self, weight):
+        return weight
 
     def get_config(self):
         return {}
@@ -23,83 +30,155 @@ class Constraint:
         return cls(**config)
 
 
+def _project(weight, projection):
+    """``projection(array)`` on the weight's array, returned in the form it was given."""
+    if isinstance(weight, Tensor):
+        return Tensor._wrap(projection(weight.data))
+    return projection(weight)
+
+
+def _norms(array, axis):
+    axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    xp = get_array_module(array)
+    return xp, xp.sqrt((array * array).sum(axis=axis, keepdims=True))
+
+
 class MaxNorm(Constraint):
-    """Rescale slices whose L2 norm along ``axis`` exceeds ``max_value``."""
+    """Rescale the slices whose L2 norm along ``axis`` exceeds ``max_value``.
+
+    Args:
+        max_value: Largest norm allowed.
+        axis: Axis or axes along which norms are taken.
+    """
 
     def __init__(self, max_value=2, axis=0):
         self.max_value, self.axis = max_value, axis
 
-    def __call__(self, array):
-        xp = get_array_module(array)
-        norms = xp.sqrt((array * array).sum(axis=self.axis, keepdims=True))
-        wanted = xp.clip(norms, 0, self.max_value)
-        return array * (wanted / (_EPSILON + norms))
+    def __call__(self, weight):
+        def projection(array):
+            xp, norms = _norms(array, self.axis)
+            return array * (xp.clip(norms, 0, self.max_value) / (_EPSILON + norms))
+        return _project(weight, projection)
 
     def get_config(self):
         return {'max_value': self.max_value, 'axis': self.axis}
 
 
 class NonNeg(Constraint):
-    """Zero out negative weights."""
+    """Zero the negative weights."""
 
-    def __call__(self, array):
-        return array * (array >= 0)
+    def __call__(self, weight):
+        return _project(weight, lambda array: array * (array >= 0))
 
 
 class UnitNorm(Constraint):
-    """Scale slices along ``axis`` to unit L2 norm."""
+    """Scale the slices along ``axis`` to unit L2 norm.
+
+    Args:
+        axis: Axis or axes along which norms are taken.
+    """
 
     def __init__(self, axis=0):
         self.axis = axis
 
-    def __call__(self, array):
-        xp = get_array_module(array)
-        return array / (_EPSILON + xp.sqrt((array * array).sum(axis=self.axis, keepdims=True)))
+    def __call__(self, weight):
+        return _project(weight, lambda array: array / (_EPSILON + _norms(array, self.axis)[1]))
 
     def get_config(self):
         return {'axis': self.axis}
 
 
 class MinMaxNorm(Constraint):
-    """Pull slice norms along ``axis`` into [min_value, max_value] at ``rate``."""
+    """Move the slices' L2 norms along ``axis`` towards [min_value, max_value].
+
+    Each slice is rescaled to norm ``rate * clip(norm, min_value, max_value)
+    + (1 - rate) * norm``: ``rate=1`` enforces the interval at once, smaller
+    rates approach it gradually.
+
+    Args:
+        min_value: Smallest norm allowed.
+        max_value: Largest norm allowed.
+        rate: Fraction of the way to the interval taken per call.
+        axis: Axis or axes along which norms are taken.
+    """
 
     def __init__(self, min_value=0.0, max_value=1.0, rate=1.0, axis=0):
         self.min_value, self.max_value, self.rate, self.axis = min_value, max_value, rate, axis
 
-    def __call__(self, array):
-        xp = get_array_module(array)
-        norms = xp.sqrt((array * array).sum(axis=self.axis, keepdims=True))
-        wanted = self.rate * xp.clip(norms, self.min_value, self.max_value) \
-            + (1 - self.rate) * norms
-        return array * (wanted / (_EPSILON + norms))
+    def __call__(self, weight):
+        def projection(array):
+            xp, norms = _norms(array, self.axis)
+            wanted = self.rate * xp.clip(norms, self.min_value, self.max_value) \
+                + (1 - self.rate) * norms
+            return array * (wanted / (_EPSILON + norms))
+        return _project(weight, projection)
 
     def get_config(self):
         return {'min_value': self.min_value, 'max_value': self.max_value, 'rate': self.rate,
                 'axis': self.axis}
 
 
-_CLASSES = {'MaxNorm': MaxNorm, 'NonNeg': NonNeg, 'UnitNorm': UnitNorm,
-            'MinMaxNorm': MinMaxNorm, 'max_norm': MaxNorm, 'non_neg': NonNeg,
-            'unit_norm': UnitNorm, 'min_max_norm': MinMaxNorm}
+# Keras 2's lowercase aliases.
+max_norm = MaxNorm
+non_neg = NonNeg
+unit_norm = UnitNorm
+min_max_norm = MinMaxNorm
+
+_CLASSES = {cls.__name__: cls for cls in (MaxNorm, NonNeg, UnitNorm, MinMaxNorm)}
+_NAMES = {'max_norm': MaxNorm, 'non_neg': NonNeg, 'unit_norm': UnitNorm,
+          'min_max_norm': MinMaxNorm}
+
+
+def deserialize(config, custom_objects=None):
+    """The constraint for a name or a ``{'class_name', 'config'}`` dict.
+
+    ``custom_objects`` maps the names of your own Constraint classes (or
+    projection functions) to them.
+
+    Raises:
+        ValueError: For an unknown name or class name.
+    """
+    custom_objects = custom_objects or {}
+    known = ', '.join([*_NAMES, *_CLASSES])
+    if isinstance(config, str):
+        found = custom_objects.get(config) or _NAMES.get(config) or _CLASSES.get(config)
+        if found is None:
+            raise ValueError(f'unknown constraint {config!r}; known: {known} (pass your own '
+                             f'in custom_objects)')
+        return found() if isinstance(found, type) else found
+    if not isinstance(config, dict) or 'class_name' not in config:
+        raise ValueError(f'a constraint config is a dict with "class_name" and "config", '
+                         f'got {config!r}')
+    cls = custom_objects.get(config['class_name']) or _CLASSES.get(config['class_name']) \
+        or _NAMES.get(config['class_name'])
+    if cls is None:
+        raise ValueError(f'unknown constraint class {config["class_name"]!r}; known: {known} '
+                         f'(pass your own in custom_objects)')
+    return cls.from_config(config.get('config', {}))
 
 
 def get(identifier):
-    """A constraint from None, a name, a ``{'class_name', 'config'}`` dict or an instance."""
+    """A constraint from None, a name, a ``{'class_name', 'config'}`` dict or a callable.
+
+    Raises:
+        ValueError: For an unknown name or anything that is not callable.
+    """
     if identifier is None or isinstance(identifier, Constraint):
         return identifier
-    if isinstance(identifier, str):
-        if identifier not in _CLASSES:
-            raise ValueError(f'unknown constraint {identifier!r}; known: {", ".join(_CLASSES)}')
-        return _CLASSES[identifier]()
-    if isinstance(identifier, dict) and identifier.get('class_name') in _CLASSES:
-        return _CLASSES[identifier['class_name']].from_config(identifier.get('config', {}))
+    if isinstance(identifier, (str, dict)):
+        return deserialize(identifier)
     if callable(identifier) and not isinstance(identifier, type):
         return identifier
     raise ValueError(f'cannot interpret {identifier!r} as a constraint')
 
 
 def serialize(constraint):
-    """The ``{'class_name', 'config'}`` dict :func:`get` turns back into ``constraint``."""
+    """The ``{'class_name', 'config'}`` dict that :func:`get` turns back into ``constraint``.
+
+    A plain function is serialized as its name, as in Keras.
+    """
     if constraint is None:
         return None
+    if not isinstance(constraint, Constraint):
+        return constraint.__name__
     return {'class_name': type(constraint).__name__, 'config': constraint.get_config()}

@@ -134,11 +134,13 @@ def deserialize(config, custom_objects=None):
     if not isinstance(config, dict) or 'class_name' not in config:
         raise ValueError(f'a regularizer config is a dict with "class_name" and "config", '
                          f'got {config!r}')
-    cls = custom_objects.get(config['class_name']) or _CLASSES.get(config['class_name'])
+    name = config['class_name']
+    cls = custom_objects.get(name) or _CLASSES.get(name) or _NAMES.get(name)
     if cls is None:
-        raise ValueError(f'unknown regularizer class {config["class_name"]!r}; known: '
+        raise ValueError(f'unknown regularizer class {name!r}; known: '
                          f'{", ".join(_CLASSES)} (pass your own in custom_objects)')
-    return cls.from_config(config.get('config', {}))
+    arguments = config.get('config', {})
+    return cls.from_config(arguments) if hasattr(cls, 'from_config') else cls(**arguments)
 
 
 def get(identifier):

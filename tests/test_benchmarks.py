@@ -57,3 +57,13 @@ def test_cli_prints_a_line_per_workload_framework_and_mode(tmp_path, capsys):
 def test_cli_rejects_an_unknown_workload():
     with pytest.raises(SystemExit):
         main(['W9'])
+
+
+def test_sgemm_lines_give_gflops_for_each_thread_count(capsys):
+    main(['W0', '--steps', '1', '--warmup', '0'])
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r['threads'], r['framework']) for r in printed] == [
+        (1, 'torch'), (1, 'minidl'), (2, 'torch'), (2, 'minidl')]
+    for result in printed:
+        seconds = result['median_ms'] / 1e3
+        assert result['gflops_median'] == pytest.approx(2 * 2048 ** 3 / 1e9 / seconds)

@@ -3,7 +3,7 @@
 Inside minidl, a module imports only from lower rows of::
 
     config -> backend -> tensor -> functions, gradcheck
-    -> initializers, activations, regularizers, constraints, data, datasets, utils
+    -> initializers, activations, regularizers, constraints, data, datasets -> utils
     -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
 
 (``saving`` sits below ``models`` because ``Model.save`` and ``load_model``
@@ -27,8 +27,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
     ['config'], ['backend'], ['tensor'], ['functions', 'gradcheck'],
-    ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets', 'utils'],
-    ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
+    ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets'],
+    ['utils'], ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
 ]
 RANK = {component: row for row, components in enumerate(ROWS) for component in components}
 PROJECT_PACKAGES = {'minidl', 'minidl_dist', 'zoo', 'tests', 'tutorials', 'benchmarks'}

@@ -20,7 +20,7 @@ class _LiveBar(tqdm):
         self.values = []
         self.finished = False
         super().__init__(total=total, file=file, mininterval=mininterval, miniters=1,
-                         position=0, leave=True, dynamic_ncols=False)
+                         position=0, leave=True)
 
     @property
     def format_dict(self):
@@ -34,7 +34,10 @@ class _LiveBar(tqdm):
         # Keras draws the bar from the first finished step on, not at step 0.
         if self.n == 0 and not self.finished:
             return False
-        return super().display(msg, pos)
+        # Always on the current line: tqdm's stacking of nested bars by
+        # position would hide the bar where the terminal's size is unknown.
+        self.sp(self.__str__() if msg is None else msg)
+        return True
 
 
 class ProgbarLogger(Callback):

@@ -42,10 +42,9 @@ def _serialize_loss(loss):
 def _serialize_metric(metric):
     if isinstance(metric, type):
         return metric.__name__
-    if isinstance(metric, metrics.Metric):
-        return metrics.serialize(metric)
-    if isinstance(metric, losses.Loss):
-        return losses.serialize(metric)
+    if isinstance(metric, (metrics.Metric, losses.Loss)):
+        # A Loss as a metric is saved as the Metric compile made of it: loadable as one.
+        return metrics.serialize(metrics.get(metric))
     if callable(metric) and hasattr(metric, '__name__'):
         return metric.__name__
     raise TypeError(f'cannot save the metric {metric!r}: it is not a name, function or Metric')

@@ -157,7 +157,7 @@ def assignments_by_name(group, layers, skip_mismatch):
         problem = mismatch(layer, arrays)
         if problem and skip_mismatch:
             warnings.warn(f'skipping the weights of layer {layer.name!r}: {problem}',
-                          stacklevel=3)
+                          stacklevel=4)
         elif problem:
             raise ValueError(f'layer {layer.name!r}: {problem}; pass skip_mismatch=True to '
                              f'skip such layers')

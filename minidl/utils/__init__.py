@@ -1,8 +1,10 @@
-"""Keras's ``utils``: label encoding, normalization, seeding and training plots."""
+"""Keras's ``utils``: label encoding, normalisation, padding, seeding, Sequence, plotting."""
 
-from minidl.backend import set_seed as set_random_seed
 from minidl.data import Sequence
-from minidl.utils.np_utils import normalize, to_categorical
+from minidl.utils.arrays import normalize, to_categorical
 from minidl.utils.plotting import plot_history
+from minidl.utils.seeding import set_random_seed
+from minidl.utils.sequences import pad_sequences
 
-__all__ = ['Sequence', 'normalize', 'plot_history', 'set_random_seed', 'to_categorical']
+__all__ = ['Sequence', 'normalize', 'pad_sequences', 'plot_history', 'set_random_seed',
+           'to_categorical']

@@ -1,71 +1,65 @@
-"""Plot a training history (loss and metrics per epoch) to an image file."""
+"""``plot_history``: the learning curves of a ``fit`` call, as a PNG file."""
 
+import math
 import os
-
-_HYPERPARAMETERS = ('lr', 'learning_rate')
 
 
 def plot_history(history, path, metrics=None):
-    """Draw the loss and metrics of a training run, one subplot per quantity.
+    """Draw the loss and each metric per epoch, training and validation, to a PNG.
 
-    Each subplot shows the training curve and, when recorded, the validation
-    curve (``'val_' + name``) against the epoch number. Drawing uses
-    matplotlib's Agg canvas directly, so pyplot's global backend and figures
-    are left alone and no display is needed.
+    One panel per quantity, with the training curve and, where the history
+    has it, the validation curve (``val_`` + name). Needs matplotlib
+    (``pip install minidl[plot]``); it is used through its Agg canvas, so no
+    display is needed and pyplot's global state is left alone.
 
     Args:
-        history: The :class:`minidl.callbacks.History` returned by ``fit``,
-            or its ``history`` dict (name -> list of per-epoch values).
-        path: Where to write the PNG image.
-        metrics: Names of the metrics to draw besides ``'loss'``; None draws
-            every recorded quantity except the learning rate.
+        history: The ``History`` returned by ``fit`` (anything with a
+            ``.history`` dict), or the dict itself: name -> value per epoch.
+        path: The PNG file to write.
+        metrics: Names to draw (without ``val_``); by default every
+            training quantity in the history, the loss first.
+
+    Returns:
+        ``path``.
 
     Raises:
         ImportError: If matplotlib is not installed.
-        ValueError: If the history is empty or lacks a requested metric.
+        ValueError: If the history is empty or lacks a name in ``metrics``.
     """
-    logs = getattr(history, 'history', history)
-    if not isinstance(logs, dict) or not logs:
-        raise ValueError(f'plot_history: history must be a History or a non-empty dict, got {history!r}')
-    names = _quantities(logs, metrics)
+    curves = getattr(history, 'history', history)
+    if not isinstance(curves, dict):
+        raise ValueError(f'plot_history: expected a History or a dict, got '
+                         f'{type(history).__name__}')
+    trained = [name for name in curves if not name.startswith('val_')]
+    if metrics is None:
+        metrics = sorted(trained, key=lambda name: name != 'loss')
+    else:
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+        unknown = [name for name in metrics if name not in curves]
+        if unknown:
+            raise ValueError(f'plot_history: {unknown} not in the history, which has '
+                             f'{sorted(curves)}')
+    if not metrics:
+        raise ValueError('plot_history: the history holds nothing to plot')
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as error:
-        raise ImportError('plot_history needs matplotlib: pip install minidl[plot]') from error
+        raise ImportError('plot_history needs matplotlib: pip install minidl[plot] '
+                          '(or pip install matplotlib)') from error
 
-    figure = Figure(figsize=(5, 3 * len(names)))
+    columns = min(len(metrics), 3)
+    rows = math.ceil(len(metrics) / columns)
+    figure = Figure(figsize=(4.5 * columns, 3.5 * rows), layout='constrained')
     FigureCanvasAgg(figure)
-    axes = figure.subplots(len(names), 1, squeeze=False)[:, 0]
-    for ax, name in zip(axes, names):
-        for key, label in ((name, 'train'), ('val_' + name, 'validation')):
-            if key in logs:
-                values = [float(v) for v in logs[key]]
-                ax.plot(range(1, len(values) + 1), values, marker='o', label=label)
-        ax.set_title(name)
-        ax.set_xlabel('epoch')
-        ax.legend()
-    figure.tight_layout()
+    for index, name in enumerate(metrics):
+        axes = figure.add_subplot(rows, columns, index + 1)
+        for label, key in (('training', name), ('validation', f'val_{name}')):
+            if key in curves:
+                values = list(curves[key])
+                axes.plot(range(1, len(values) + 1), values, marker='.', label=label)
+        axes.set_title(name)
+        axes.set_xlabel('epoch')
+        axes.legend()
     figure.savefig(os.fspath(path), format='png')
-
-
-def _quantities(logs, metrics):
-    """The base names to draw: 'loss' first, then the metrics in order."""
-    recorded = []
-    for key in logs:
-        name = key[4:] if key.startswith('val_') else key
-        if name not in recorded and name not in _HYPERPARAMETERS:
-            recorded.append(name)
-    if metrics is None:
-        wanted = recorded
-    else:
-        if isinstance(metrics, str):
-            metrics = [metrics]
-        missing = [m for m in metrics if m not in recorded]
-        if missing:
-            raise ValueError(f'plot_history: metrics {missing} are not in the history; '
-                             f'recorded: {sorted(logs)}')
-        wanted = (['loss'] if 'loss' in recorded else []) + [m for m in metrics if m != 'loss']
-    if not wanted:
-        raise ValueError(f'plot_history: nothing to plot in {sorted(logs)}')
-    return sorted(wanted, key=lambda name: name != 'loss')
+    return path

@@ -20,8 +20,9 @@ def test_patience_counts_epochs_without_improvement_then_restores_the_best(capsy
     assert stopper.best == 0.8
     np.testing.assert_array_equal(model.weights[0], [1.0, 1.0, 1.0])
     assert callbacks.history.epoch == [0, 1, 2, 3]
-    assert capsys.readouterr().out == ('Restoring model weights from the end of the best epoch: 2.\n'
-                                       'Epoch 00004: early stopping\n')
+    assert capsys.readouterr().out == (
+        'Restoring model weights from the end of the best epoch: 2.\n'
+        'Epoch 00004: early stopping\n')
 
 
 def test_a_run_that_does_not_stop_keeps_its_last_weights():

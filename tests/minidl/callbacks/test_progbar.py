@@ -57,7 +57,8 @@ def test_live_line_bar_shapes():
     assert live_line(1, 40, 1.0, [], False).startswith(' 1/40 [')
     assert live_line(1, 40, 1.0, [], False)[7:38] == '.' * 30 + ']'
     assert live_line(5, None, 0.5, [], False) == '      5/Unknown - 0s 100ms/step'
-    assert summary_line(32, 0.64, [('loss', 0.3)]) == '32/32 - 1s - loss: 0.3000 - 640ms/epoch - 20ms/step'
+    assert summary_line(32, 0.64, [('loss', 0.3)]) == (
+        '32/32 - 1s - loss: 0.3000 - 640ms/epoch - 20ms/step')
 
 
 @pytest.mark.parametrize('verbose', [1, 2])

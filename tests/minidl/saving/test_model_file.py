@@ -6,6 +6,7 @@ import h5py
 import numpy as np
 import pytest
 
+from minidl import layers, losses, metrics, models
 from minidl.backend import default_generator, set_seed
 from minidl.layers.nest import flatten
 from minidl.saving import load_model, save_model
@@ -127,3 +128,26 @@ def test_overwrite_false_refuses_an_existing_file(tmp_path):
     save_model(model, tmp_path / 'new.h5', overwrite=False)
     assert np.array_equal(load_model(tmp_path / 'new.h5').get_weights()[0],
                           model.get_weights()[0])
+
+
+def my_metric(y_true, y_pred):
+    return losses.mean_absolute_error(y_true, y_pred) * 2.0
+
+
+def test_losses_and_metrics_of_every_kind_come_back(tmp_path):
+    fresh()
+    model = models.Sequential([layers.Dense(2, input_shape=(3,))])
+    model.compile('adam', losses.Huber(delta=2.0), metrics=[
+        losses.MeanAbsoluteError(), metrics.RootMeanSquaredError(), 'mse', metrics.mae,
+        my_metric, 'acc'])
+    x, y = np.arange(12.0).reshape(4, 3), np.ones((4, 2))
+    model.fit(x, y, verbose=0)
+    path = tmp_path / 'model.h5'
+    model.save(path)
+    with pytest.raises(ValueError, match="unknown metric 'my_metric'.*custom_objects"):
+        load_model(path)
+    loaded = load_model(path, custom_objects={'my_metric': my_metric})
+    assert isinstance(loaded.objectives.losses[0], losses.Huber)
+    assert loaded.objectives.losses[0].get_config() == model.objectives.losses[0].get_config()
+    assert loaded.metrics_names == model.metrics_names
+    assert loaded.evaluate(x, y, verbose=0) == model.evaluate(x, y, verbose=0)
