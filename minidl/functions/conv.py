@@ -1,143 +1,30 @@
 """Convolutions: conv2d and conv1d with Keras kernel layouts.
 
 The CPU algorithm is im2col + GEMM. A strided view of the padded input
-(``as_strided``, no copy) presents each output position's receptive field as
-one row of a ``(positions, kh*kw*in)`` matrix; copying it out and multiplying
-by the kernel reshaped to ``(kh*kw*in, out)`` gives the output in one GEMM.
-Channels-last is the natural layout (a Keras kernel flattens in the same
-order as a window of an NHWC image); channels-first data is read through a
-transposed view and its output transposed back.
+(:func:`~minidl.functions.windows.im2col`) presents each output position's
+receptive field as one row of a ``(positions, kh*kw*in)`` matrix; copying it
+out and multiplying by the kernel reshaped to ``(kh*kw*in, out)`` gives the
+output in one GEMM. Channels-last is the natural layout (a Keras kernel
+flattens in the same order as a window of an NHWC image); channels-first
+data is read through a transposed view and its output transposed back.
 
-Backward takes the kernel gradient as ``columns.T @ grad`` and the input
-gradient by col2im: ``grad @ kernel_matrix.T`` is formed one kernel offset's
-column block at a time, and each block is added to the strided slice of the
-input that the offset read (kh*kw vectorised adds; no ``add.at``). Large
-batches are processed in cache-sized chunks of images (see :class:`Conv2D`).
-
-:func:`resolve_padding`, :func:`output_size` and :func:`offset_slices` are
-shared with :mod:`minidl.functions.pooling`.
+Backward takes the kernel gradient as ``columns.T @ grad``. The input
+gradient is col2im: ``grad @ kernel_matrix.T`` one kernel offset's column
+block at a time, each added to the strided slice of the input that the
+offset read (kh*kw vectorised adds; no ``add.at``). With few channels those
+per-offset products are too thin to run well; the input gradient of a
+stride-1 convolution is then taken as what it also is, a convolution of the
+output gradient, padded by ``extent - 1 - pad`` on each side, with the
+kernel flipped in space and its in/out axes swapped: one im2col + GEMM with
+``K = kh*kw*out``, as in forward. (A strided convolution's transposed form
+would multiply the zeros between strided outputs, so it keeps col2im.)
 """
 
 import numpy as np
 
+from minidl.functions.windows import (
+    as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
 from minidl.tensor import Function
-
-
-def as_pair(value, name):
-    """``value`` (an int or a pair of ints) as a pair of positive ints."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in pair):
-        raise ValueError(f'{name} must be a positive int or a pair of positive ints, got {value!r}')
-    return tuple(int(v) for v in pair)
-
-
-def resolve_padding(padding, sizes, windows, strides, dilations=(1, 1)):
-    """Explicit ``((top, bottom), (left, right))`` padding for a 2-D window op.
-
-    Args:
-        padding: 'valid', 'same' (TensorFlow's: ``ceil(size / stride)``
-            outputs, the odd padded cell at the bottom/right), an int, a pair
-            ``(rows, cols)`` or a pair of pairs ``((top, bottom), (left, right))``.
-        sizes: Input ``(height, width)``.
-        windows: Window ``(height, width)`` before dilation.
-        strides: ``(row, col)`` strides.
-        dilations: ``(row, col)`` dilation rates.
-    """
-    if isinstance(padding, str):
-        mode = padding.lower()
-        if mode == 'valid':
-            return (0, 0), (0, 0)
-        if mode == 'same':
-            return tuple(_same_padding(*args) for args in zip(sizes, windows, strides, dilations))
-        raise ValueError(f"padding must be 'valid', 'same' or explicit sizes, got {padding!r}")
-    if isinstance(padding, (int, np.integer)):
-        padding = (padding, padding)
-    try:
-        pads = tuple((p, p) if isinstance(p, (int, np.integer)) else tuple(p) for p in padding)
-        valid = len(pads) == 2 and all(
-            len(p) == 2 and all(isinstance(v, (int, np.integer)) and v >= 0 for v in p)
-            for p in pads)
-    except TypeError:
-        valid = False
-    if not valid:
-        raise ValueError(f'padding must be an int, (rows, cols) or ((top, bottom), (left, right)) '
-                         f'of non-negative ints, got {padding!r}')
-    return tuple((int(a), int(b)) for a, b in pads)
-
-
-def _same_padding(size, window, stride, dilation):
-    extent = dilation * (window - 1) + 1
-    total = max((-(-size // stride) - 1) * stride + extent - size, 0)
-    return total // 2, total - total // 2
-
-
-def output_size(size, pads, window, stride, dilation=1):
-    """Number of window positions along one axis (may be <= 0 if none fit)."""
-    return (size + pads[0] + pads[1] - dilation * (window - 1) - 1) // stride + 1
-
-
-def im2col(xp, padded, out_size, window, strides, dilations):
-    """The ``(N*OH*OW, kh*kw*C)`` matrix of every window of an NHWC array.
-
-    ``padded`` may have any strides (a transposed NCHW array works). The
-    copy's cost is mostly per run of values it reads in order, so the matrix
-    is gathered in whichever memory order makes the longer runs: row-major (a
-    window row, ``kw*C`` adjacent values when channels are innermost) or
-    column-major (an output row, ``OW`` values ``stride`` pixels apart: long
-    runs for few channels or NCHW data). A run of spread-out values counts as
-    proportionally shorter, as each value then costs its own cache line.
-    BLAS consumes either order without a further copy.
-    """
-    n, _, _, c = padded.shape
-    s_n, s_h, s_w, s_c = padded.strides
-    item = padded.itemsize
-    rows, cols = n * out_size[0] * out_size[1], window[0] * window[1] * c
-    row_run = (window[1] * c if s_w * dilations[1] == c * item else c) if s_c == item else 1
-    column_run = out_size[1] * item / (s_w * strides[1])
-    if column_run > row_run:
-        view = xp.lib.stride_tricks.as_strided(
-            padded, shape=(*window, c, n, *out_size),
-            strides=(s_h * dilations[0], s_w * dilations[1], s_c,
-                     s_n, s_h * strides[0], s_w * strides[1]))
-        return view.reshape(cols, rows).T
-    view = xp.lib.stride_tricks.as_strided(
-        padded, shape=(n, *out_size, *window, c),
-        strides=(s_n, s_h * strides[0], s_w * strides[1],
-                 s_h * dilations[0], s_w * dilations[1], s_c))
-    return view.reshape(rows, cols)
-
-
-def offset_slices(size, pads, window, stride, dilation, out_size):
-    """For each kernel offset along one axis, the (input, output) slices it pairs.
-
-    Output position ``o`` reads input ``o*stride + offset*dilation - pad_before``;
-    positions that fall in the padding are left out, so the slices index the
-    unpadded input and the matching part of the output.
-    """
-    pairs = []
-    for offset in range(window):
-        start = offset * dilation - pads[0]
-        first = max(0, -(-(-start) // stride))  # first output whose input is >= 0
-        last = min(out_size - 1, (size - 1 - start) // stride)  # last one inside
-        if first > last:
-            pairs.append(None)
-            continue
-        begin = first * stride + start
-        pairs.append((slice(begin, begin + (last - first) * stride + 1, stride),
-                      slice(first, last + 1)))
-    return pairs
-
-
-def pad_spatial(xp, x, pads, axes, fill=0):
-    """``x`` copied into a buffer padded with ``fill`` along ``axes`` (H, W)."""
-    shape = list(x.shape)
-    inner = [slice(None)] * x.ndim
-    for axis, (before, after) in zip(axes, pads):
-        inner[axis] = slice(before, before + shape[axis])
-        shape[axis] += before + after
-    padded = xp.full(shape, fill, dtype=x.dtype)
-    padded[tuple(inner)] = x
-    return padded
 
 
 class Conv2D(Function):
@@ -155,6 +42,10 @@ class Conv2D(Function):
     """
 
     CHUNK_BYTES = 4 << 20
+    # Below this many weights per kernel offset (in * out), col2im's per-offset
+    # products are too thin to run well and the input gradient is taken as a
+    # convolution; above it, col2im's adds cost less than the im2col copy.
+    THIN_KERNEL_SLICE = 64 * 64
 
     def __init__(self, strides, pads, dilations, channels_first):
         self.strides, self.pads, self.dilations = strides, pads, dilations
@@ -173,87 +64,114 @@ class Conv2D(Function):
             size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
         self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
             x.shape[1:3], zip((kh, kw), self.strides, self.dilations)))
-        rows = self.out_size[0] * self.out_size[1]
-        dtype = xp.result_type(x, kernel)
-        self.chunk = max(1, self.CHUNK_BYTES // (rows * kh * kw * c * dtype.itemsize))
-        kernel_matrix = kernel.reshape(kh * kw * c, out)
-        y = xp.empty((n * rows, out), dtype=dtype)
-        if bias:
-            # Added one output row (OW pixels) at a time: far fewer, longer
-            # runs than one pixel's few channels at a time.
-            row_bias = xp.tile(bias[0].astype(dtype, copy=False), self.out_size[1])
-        chunks, columns = self._chunks(), None
-        for images, chunk_rows in chunks:
-            columns = self._columns(x, images)
-            y_chunk = y[chunk_rows]
-            xp.matmul(columns, kernel_matrix, out=y_chunk)
-            if bias:
-                y_rows = y_chunk.reshape(-1, row_bias.size)
-                y_rows += row_bias
+        y, columns, self.chunk = self._convolve(
+            x, kernel.reshape(kh * kw * c, out), self.strides, self.out_size, *bias)
         # The kernel gradient needs the columns: keep a single chunk's, or
         # else the input to rebuild them from.
         keep = self.needs_input_grad[1]
-        self.columns = columns if keep and len(chunks) == 1 else None
-        self.x = x if keep and len(chunks) > 1 else None
+        single = self.chunk >= n
+        self.columns = columns if keep and single else None
+        self.x = x if keep and not single else None
         y = y.reshape(n, *self.out_size, out)
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
 
-    def _chunks(self):
-        """(images, im2col rows) slices of each chunk of the batch."""
-        rows = self.out_size[0] * self.out_size[1]
-        return [(slice(start, start + self.chunk),
-                 slice(start * rows, (start + self.chunk) * rows))
-                for start in range(0, self.in_shape[0], self.chunk)]
+    def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
+        """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
 
-    def _columns(self, x, images):
-        kh, kw = self.kernel.shape[:2]
-        return im2col(self.xp, x[images], self.out_size, (kh, kw), self.strides, self.dilations)
+        Returns:
+            The ``(N*OH*OW, out)`` product, the last chunk's im2col matrix
+            and the number of images per chunk.
+        """
+        xp = self.xp
+        n, rows = x.shape[0], out_size[0] * out_size[1]
+        dtype = xp.result_type(x, kernel_matrix)
+        chunk = max(1, self.CHUNK_BYTES // (rows * kernel_matrix.shape[0] * dtype.itemsize))
+        y = xp.empty((n * rows, kernel_matrix.shape[1]), dtype=dtype)
+        if bias is not None:
+            # Added one output row (OW pixels) at a time: far fewer, longer
+            # runs than one pixel's few channels at a time.
+            row_bias = xp.tile(bias.astype(dtype, copy=False), out_size[1])
+        for start in range(0, n, chunk):
+            columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:2],
+                             strides, self.dilations)
+            y_chunk = y[start * rows:(start + chunk) * rows]
+            xp.matmul(columns, kernel_matrix, out=y_chunk)
+            if bias is not None:
+                y_rows = y_chunk.reshape(-1, row_bias.size)
+                y_rows += row_bias
+        return y, columns, chunk
 
     def backward(self, grad):
         xp = self.xp
         if self.channels_first:
             grad = grad.transpose(0, 2, 3, 1)
-        grad = xp.ascontiguousarray(grad).reshape(-1, self.kernel.shape[-1])
+        grad = xp.ascontiguousarray(grad)
+        grad_rows = grad.reshape(-1, self.kernel.shape[-1])
         grad_x = grad_kernel = grad_bias = None
         if self.needs_input_grad[0]:
-            grad_x = xp.zeros(self.in_shape, dtype=grad.dtype)
-        for images, chunk_rows in self._chunks():
-            if grad_x is not None:
-                self._col2im(grad[chunk_rows], grad_x[images])
-            if self.needs_input_grad[1]:
-                # Summed chunk by chunk in a fixed order: deterministic.
-                columns = self.columns if self.x is None else self._columns(self.x, images)
-                part = columns.T @ grad[chunk_rows]
-                grad_kernel = part if grad_kernel is None else grad_kernel + part
-        if grad_x is not None and self.channels_first:
-            grad_x = grad_x.transpose(0, 3, 1, 2)
-        if grad_kernel is not None:
-            grad_kernel = grad_kernel.reshape(self.kernel.shape)
+            grad_x = self._input_grad(grad)
+            if self.channels_first:
+                grad_x = grad_x.transpose(0, 3, 1, 2)
+        if self.needs_input_grad[1]:
+            grad_kernel = self._kernel_grad(grad_rows).reshape(self.kernel.shape)
         if len(self.needs_input_grad) == 3 and self.needs_input_grad[2]:
             # A matrix-vector product sums the rows much faster than grad.sum(axis=0).
-            grad_bias = xp.ones(grad.shape[0], dtype=grad.dtype) @ grad
+            grad_bias = xp.ones(grad_rows.shape[0], dtype=grad.dtype) @ grad_rows
         return (grad_x, grad_kernel, grad_bias)[:len(self.needs_input_grad)]
 
-    def _col2im(self, grad, grad_x):
-        """Add into ``grad_x`` (NHWC) the input gradient of output gradient ``grad``.
+    def _kernel_grad(self, grad_rows):
+        """``columns.T @ grad``, summed chunk by chunk in a fixed order: deterministic."""
+        rows = self.out_size[0] * self.out_size[1]
+        grad_kernel = None
+        for start in range(0, self.in_shape[0], self.chunk):
+            columns = self.columns if self.x is None else im2col(
+                self.xp, self.x[start:start + self.chunk], self.out_size,
+                self.kernel.shape[:2], self.strides, self.dilations)
+            part = columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
+            grad_kernel = part if grad_kernel is None else grad_kernel + part
+        return grad_kernel
 
-        This is col2im of ``grad @ kernel_matrix.T``, computed one kernel
-        offset's (rows, C) column block at a time so that each block is
-        contiguous and is added in one vectorised operation to the strided
-        input positions that offset read.
+    def _input_grad(self, grad):
+        """The (N, H, W, C) input gradient of the NHWC output gradient ``grad``."""
+        kh, kw, c, out = self.kernel.shape
+        extents = [d * (k - 1) for d, k in zip(self.dilations, (kh, kw))]
+        pads = tuple((e - before, e - after) for e, (before, after) in zip(extents, self.pads))
+        thin = c * out <= self.THIN_KERNEL_SLICE
+        if not thin or self.strides != (1, 1) or min(min(p) for p in pads) < 0:
+            return self._col2im(grad.reshape(-1, out))
+        padded = pad_spatial(self.xp, grad, pads, (1, 2))
+        flipped = self.kernel[::-1, ::-1].transpose(0, 1, 3, 2)  # (kh, kw, out, in)
+        matrix = self.xp.ascontiguousarray(flipped).reshape(kh * kw * out, c)
+        grad_x, _, _ = self._convolve(padded, matrix, (1, 1), self.in_shape[1:3])
+        return grad_x.reshape(self.in_shape)
+
+    def _col2im(self, grad_rows):
+        """The input gradient by col2im, for strided convolutions.
+
+        ``grad @ kernel_matrix.T`` is formed one kernel offset's (rows, C)
+        column block at a time, so that each block is contiguous and is added
+        in one vectorised operation to the strided input positions that
+        offset read; chunks of images keep the blocks in cache.
         """
-        n, c = grad_x.shape[0], grad_x.shape[3]
+        xp = self.xp
+        grad_x = xp.zeros(self.in_shape, dtype=grad_rows.dtype)
         kh, kw = self.kernel.shape[:2]
         row_pairs, col_pairs = (
             offset_slices(*args) for args in zip(
                 self.in_shape[1:3], self.pads, (kh, kw), self.strides, self.dilations,
                 self.out_size))
-        for i, row_pair in enumerate(row_pairs):
-            for j, col_pair in enumerate(col_pairs):
-                if row_pair is None or col_pair is None:
-                    continue
-                block = (grad @ self.kernel[i, j].T).reshape(n, *self.out_size, c)
-                grad_x[:, row_pair[0], col_pair[0]] += block[:, row_pair[1], col_pair[1]]
+        pairs = [(i, j, row_pair, col_pair) for i, row_pair in enumerate(row_pairs)
+                 for j, col_pair in enumerate(col_pairs)
+                 if row_pair is not None and col_pair is not None]
+        rows = self.out_size[0] * self.out_size[1]
+        for start in range(0, self.in_shape[0], self.chunk):
+            grad_chunk = grad_rows[start * rows:(start + self.chunk) * rows]
+            grad_x_chunk = grad_x[start:start + self.chunk]
+            for i, j, row_pair, col_pair in pairs:
+                block = (grad_chunk @ self.kernel[i, j].T).reshape(
+                    grad_x_chunk.shape[0], *self.out_size, -1)
+                grad_x_chunk[:, row_pair[0], col_pair[0]] += block[:, row_pair[1], col_pair[1]]
+        return grad_x
 
 
 class Conv1D(Conv2D):

@@ -2,7 +2,7 @@
 
 Windowed pooling loops over the kh*kw window offsets: each offset pairs a
 strided slice of the input with the slice of the output whose windows it
-falls in (:func:`~minidl.functions.conv.offset_slices`, clipped to the real
+falls in (:func:`~minidl.functions.windows.offset_slices`, clipped to the real
 input, so padding never needs a padded copy). Forward reduces those slices
 into the output, backward adds the routed output gradient back into them:
 kh*kw vectorised operations each way, no scatter-add.
@@ -13,7 +13,7 @@ counted by an average.
 
 import numpy as np
 
-from minidl.functions.conv import as_pair, offset_slices, output_size, resolve_padding
+from minidl.functions.windows import as_pair, offset_slices, output_size, resolve_padding
 from minidl.tensor import Function
 
 
@@ -24,9 +24,13 @@ class _Pool2D(Function):
         self.window, self.strides, self.pads = window, strides, pads
         self.channels_first = channels_first
 
+    def _spatial(self, shape):
+        """The (height, width) of an input or output shape."""
+        return shape[2:] if self.channels_first else shape[1:3]
+
     def _offsets(self, x_shape):
         """(input index, output index) pairs, one per window offset that touches the input."""
-        sizes = x_shape[2:] if self.channels_first else x_shape[1:3]
+        sizes = self._spatial(x_shape)
         self.out_size = tuple(output_size(*args) for args in zip(
             sizes, self.pads, self.window, self.strides))
         rows, cols = (offset_slices(size, pads, window, stride, 1, out)
@@ -80,9 +84,19 @@ class MaxPool2D(_Pool2D):
 
     def backward(self, grad):
         xp = self.xp
-        grad_x = xp.zeros(self.x_shape, dtype=grad.dtype)
+        # Windows that tile the input (stride = pool size, no padding) touch
+        # each input cell once: write each offset's share in place (no
+        # temporaries, no add) and zero only cells beyond the last window.
+        tiled = self.strides == self.window and self.pads == ((0, 0), (0, 0))
+        whole = tiled and all(out * window == size for out, window, size in zip(
+            self.out_size, self.window, self._spatial(self.x_shape)))
+        grad_x = (xp.empty if whole else xp.zeros)(self.x_shape, dtype=grad.dtype)
         for index, (source, target) in enumerate(self.offsets):
-            grad_x[source] += grad[target] * (self.argmax[target] == index)
+            chosen = self.argmax[target] == index
+            if tiled:
+                xp.multiply(grad[target], chosen, out=grad_x[source])
+            else:
+                grad_x[source] += grad[target] * chosen
         return grad_x
 
 

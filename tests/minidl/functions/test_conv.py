@@ -42,6 +42,13 @@ def chunking(request, monkeypatch):
         monkeypatch.setattr(Conv2D, 'CHUNK_BYTES', 1)
 
 
+@pytest.fixture(params=['by-convolution', 'by-col2im'])
+def input_grad(request, monkeypatch):
+    """Take stride-1 input gradients as a convolution (few channels) and by col2im."""
+    if request.param == 'by-col2im':
+        monkeypatch.setattr(Conv2D, 'THIN_KERNEL_SLICE', 0)
+
+
 def _same_pads(size, window, stride, dilation):
     """TensorFlow's 'same': ceil(size / stride) outputs, the odd cell after."""
     extent = (window - 1) * dilation + 1
@@ -104,12 +111,14 @@ CONV2D_CASES = [
     (3, 1, 1, 1, 6),
     (5, 1, (2, 1), 1, 7),
     (3, 2, ((0, 2), (1, 0)), 1, 7),
+    (3, 1, ((2, 0), (0, 1)), 1, 6),  # stride 1, uneven padding: input gradient by convolution
+    (3, 1, 3, 1, 5),  # padding beyond the kernel's extent: input gradient by col2im
 ]
 
 
 @pytest.mark.parametrize('data_format', ['channels_last', 'channels_first'])
 @pytest.mark.parametrize('window,strides,padding,dilation,size', CONV2D_CASES)
-def test_conv2d_matches_torch(torch, chunking, window, strides, padding, dilation, size,
+def test_conv2d_matches_torch(torch, chunking, input_grad, window, strides, padding, dilation, size,
                               data_format):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, size, size - 1)).astype(np.float32)

@@ -57,6 +57,8 @@ def _torch_pool(torch, kind, x, window, strides, pads):
 POOL_CASES = [
     # (window, strides, padding, height, width)
     (2, None, 'valid', 6, 8),
+    (2, None, 'valid', 7, 9),  # windows tile the input but for its last row and column
+    ((2, 3), None, 'valid', 4, 9),
     (2, None, 'same', 5, 7),
     (3, 2, 'valid', 9, 8),
     (3, 2, 'same', 9, 8),
