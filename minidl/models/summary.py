@@ -71,16 +71,22 @@ def _shape_text(outputs):
 
 
 def _is_sequential_like(model):
+    """Keras's rule: a chain, one node per depth, none fed by several tensors.
+
+    A node's depth is its distance from the outputs (the longest path), so
+    branches, several outputs and merges all break the chain.
+    """
     if type(model).__name__ == 'Sequential':
         return True
-    for layer in model.layers:
-        nodes = [node for node in model._nodes if node.layer is layer]
-        if len(nodes) > 1:
-            return False
-        for node in nodes:
-            if len(node.parents) > 1 or len(flatten(node.outputs)) > 1:
-                return False
-    return not any(len(node.parents) > 1 for node in model._nodes)
+    depths = {id(tensor.node): 0 for tensor in flatten(model.outputs)}
+    for node in reversed(model._nodes):  # children before their parents
+        for parent in node.parents:
+            key = id(parent.node)
+            depths[key] = max(depths.get(key, 0), depths.get(id(node), 0) + 1)
+    nodes_at = {}
+    for node in model._nodes:
+        nodes_at.setdefault(depths[id(node)], []).append(node)
+    return all(len(nodes) == 1 and len(nodes[0].parents) <= 1 for nodes in nodes_at.values())
 
 
 def _unique(weights):

@@ -58,6 +58,28 @@ def test_summary_matches_keras_table():
                             'Non-trainable params: 1,024']
 
 
+def test_summary_adds_connected_to_exactly_where_keras_does():
+    """Keras's rule: a chain (one node per depth, each fed by one tensor) gets the
+    three-column table, even with a layer used twice; a branch gets "Connected to"."""
+    minidl.clear_session()
+    inputs = Input((10,))
+    twice = Dense(10, name='twice')
+    chain = Model(inputs, twice(twice(inputs)))
+    hidden = Dense(8, name='hidden')(inputs)
+    branched = Model(inputs, [Dense(1, name='o1')(hidden), Dense(3, name='o2')(hidden)])
+    tables = {}
+    for name, model in [('chain', chain), ('branched', branched)]:
+        tables[name] = []
+        model.summary(print_fn=tables[name].append)
+    assert 'Connected to' not in tables['chain'][2]
+    assert tables['branched'][2].split() == ['Layer', '(type)', 'Output', 'Shape', 'Param',
+                                             '#', 'Connected', 'to']
+    assert tables['branched'][8].split() == ['o1', '(Dense)', '(None,', '1)', '9',
+                                             'hidden[0][0]']
+    assert tables['branched'][10].split() == ['o2', '(Dense)', '(None,', '3)', '27',
+                                              'hidden[0][0]']
+
+
 def test_default_names_count_per_class():
     minidl.clear_session()
     names = [Dense(1).name, Dense(1).name, Conv2D(1, 1).name, Input((2,)).node.layer.name,
