@@ -1,6 +1,26 @@
 """minidl_dist: deterministic MPI data-parallel training for minidl.
 
-Built on minidl's public API and mpi4py; launched with ``mpirun -np N``.
-The communicator, reductions and DistributedOptimizer arrive with the
-distributed-training work (see DESIGN.md §5).
+A Keras script becomes data-parallel with three lines, then runs with
+``mpirun -np N python train.py``::
+
+    import minidl_dist as dist
+    dist.init()
+    model.compile(optimizer=dist.DistributedOptimizer(Adam()), loss=...)
+
+``fit``'s ``batch_size`` is then the global batch; every sample is used once
+per epoch; metrics, ``evaluate`` and ``predict`` cover the whole data; only
+rank 0 prints and writes files. Gradients are summed in a fixed order (the
+same bits on every rank and run); ``DistributedOptimizer(opt,
+micro_shards=S)`` makes the result independent of the number of ranks.
 """
+
+from minidl_dist.callbacks import BroadcastWeights
+from minidl_dist.collectives import allgather, allreduce, broadcast
+from minidl_dist.comm import init, local_rank, local_size, rank, size
+from minidl_dist.optimizers import DistributedOptimizer
+from minidl_dist.sync_batch_norm import SyncBatchNormalization
+
+__all__ = [
+    'BroadcastWeights', 'DistributedOptimizer', 'SyncBatchNormalization', 'allgather',
+    'allreduce', 'broadcast', 'init', 'local_rank', 'local_size', 'rank', 'size',
+]

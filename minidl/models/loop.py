@@ -11,6 +11,7 @@ import numpy as np
 
 from minidl.backend import to_numpy
 from minidl.layers.nest import flatten
+from minidl.models.strategy import count_of
 from minidl.tensor import Tensor, no_grad
 
 
@@ -31,7 +32,7 @@ def gradient_step(model, batch, local):
 def train_batch(model, batch):
     """One optimizer step on a global batch; returns the running logs of the epoch."""
     strategy = model.strategy
-    strategy.run_step(lambda local: gradient_step(model, batch, local), batch.indices)
+    strategy.run_step(model, lambda local: gradient_step(model, batch, local), batch.indices)
     params = model.trainable_weights
     strategy.reduce_gradients(params)
     model.optimizer.apply_gradients(params)
@@ -47,11 +48,12 @@ def test_batch(model, batch):
     """Add a global batch's losses and metrics to the sums; returns the running logs."""
     strategy = model.strategy
     local = strategy.shard(batch.indices)
-    x, y, weight = batch.take(local)
-    outputs = flatten(model(x, training=False))
-    objectives = model._objectives_for(outputs)
-    objectives.loss(y, outputs, weight, len(batch), model.losses)
-    objectives.update_metrics(y, outputs, weight)
+    if count_of(local):
+        x, y, weight = batch.take(local)
+        outputs = flatten(model(x, training=False))
+        objectives = model._objectives_for(outputs)
+        objectives.loss(y, outputs, weight, len(batch), model.losses)
+        objectives.update_metrics(y, outputs, weight)
     return model.objectives.logs(strategy.reduce_sum(model.objectives.totals()))
 
 
@@ -59,9 +61,12 @@ def test_batch(model, batch):
 def predict_batch(model, batch):
     """The model's outputs (numpy arrays, one per output) for a global batch."""
     strategy = model.strategy
-    x, _, _ = batch.take(strategy.shard(batch.indices))
+    local = strategy.shard(batch.indices)
+    if not count_of(local):
+        return strategy.gather(None)
+    x, _, _ = batch.take(local)
     outputs = flatten(model(x, training=False))
-    return [strategy.gather(to_numpy(output.data)) for output in outputs]
+    return strategy.gather([to_numpy(output.data) for output in outputs])
 
 
 def check_finite(arrays, what):
@@ -77,6 +82,7 @@ def check_finite(arrays, what):
 def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
     """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {})."""
     model.stop_training = False
+    model.strategy.begin_epochs(getattr(feed, 'batch_size', None), feed.steps)
     callbacks.on_train_begin()
     logs = {}
     for epoch in range(initial_epoch, epochs):

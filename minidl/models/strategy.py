@@ -10,18 +10,24 @@ given to ``compile`` (``optimizer.strategy``); minidl itself never imports it.
 
 The contract, step by step, for one global batch of ``fit``:
 
-1. ``run_step(step, indices)`` calls ``step(local)`` for the part of
-   ``indices`` this process computes (``shard``). ``step`` clears the
-   gradients, runs forward and backward with the loss scaled so that the
-   gradients of all parts add up to the gradient of the global batch's mean
-   loss, and adds the part's losses and metric values to the running sums.
-   A strategy may call ``step`` several times (micro-shards), keeping and
-   combining the gradients between calls.
+1. ``run_step(model, step, indices)`` calls ``step(local)`` for the part
+   of ``indices`` this process computes (``shard``; a distributed strategy
+   skips an empty part). ``step`` clears the gradients, runs forward and
+   backward with the loss scaled so that the gradients of all parts add up
+   to the gradient of the global batch's mean loss, and adds the part's
+   losses and metric values to the running sums. A strategy may call
+   ``step`` several times (micro-shards), keeping and combining the
+   gradients between calls.
 2. ``reduce_gradients(params)`` makes each ``param.grad`` the sum over
    processes (the same bits on every process).
 3. The optimizer updates the weights, identically everywhere.
 4. ``reduce_sum(totals)`` sums the loss and metric accumulators, so that
    logs, callbacks and ``History`` see exact values over the whole data.
+
+Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps)``.
+``evaluate`` and ``predict`` compute nothing for an empty part of a batch
+(a batch smaller than the number of processes), and ``gather`` then
+receives None.
 """
 
 import numpy as np
@@ -36,6 +42,15 @@ class Strategy:
     def begin(self, model):
         """Called when fit, evaluate or predict starts (e.g. to broadcast weights)."""
 
+    def begin_epochs(self, batch_size, steps):
+        """Called by fit before the first epoch.
+
+        Args:
+            batch_size: The global batch size of array data; None when the
+                batches come from a generator or a Sequence.
+            steps: Batches per epoch (None if unknown).
+        """
+
     def shard(self, indices):
         """The part of a global batch's sample ``indices`` this process computes.
 
@@ -43,8 +58,8 @@ class Strategy:
         """
         return indices
 
-    def run_step(self, step, indices):
-        """Compute this process's gradients for the global batch ``indices``."""
+    def run_step(self, model, step, indices):
+        """Compute this process's gradients of ``model`` for the global batch ``indices``."""
         step(self.shard(indices))
 
     def reduce_gradients(self, params):
@@ -54,9 +69,14 @@ class Strategy:
         """Sum a float64 vector of accumulators over processes."""
         return totals
 
-    def gather(self, array):
-        """Concatenate the processes' local arrays along axis 0, in shard order."""
-        return array
+    def gather(self, arrays):
+        """Concatenate the processes' lists of local arrays along axis 0, in shard order.
+
+        ``arrays`` holds one array per model output, or is None when this
+        process computed nothing for the batch; the result is the list of
+        concatenated arrays.
+        """
+        return arrays
 
     def share(self, local_count, global_count):
         """Fraction of the global batch computed by a part of ``local_count`` samples.

@@ -1,0 +1,73 @@
+"""Collectives on user values, with Horovod's names: allreduce, broadcast, allgather.
+
+``fit`` needs none of these; they are for custom training loops and for
+scripts written for Horovod. Sums use the deterministic fixed-order
+allreduce of :mod:`minidl_dist.allreduce`.
+"""
+
+import numpy as np
+
+from minidl import Tensor
+from minidl_dist import comm
+from minidl_dist.allreduce import Reducer
+from minidl_dist.model_sync import broadcast_arrays
+
+_reducers = {}
+
+
+def world_reducer():
+    """The Reducer over all ranks that user-level collectives share."""
+    world = comm.world()
+    if world not in _reducers:
+        _reducers[world] = Reducer(world)
+    return _reducers[world]
+
+
+def _as_array(value):
+    data = value.data if isinstance(value, Tensor) else value
+    return np.array(comm.to_host(data), order='C')
+
+
+def _like(result, value):
+    if isinstance(value, Tensor):
+        return Tensor(comm.from_host(result, value.data), dtype=value.dtype)
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        return result.item()
+    return result
+
+
+def allreduce(value, average=True):
+    """The sum (or, by default, the mean) of ``value`` over ranks, the same bits on all.
+
+    Args:
+        value: A number, numpy array or Tensor (of the same shape on every rank).
+        average: Divide the sum by the number of ranks.
+
+    Returns:
+        A value of the same kind as ``value`` (a Tensor without gradient for a Tensor).
+    """
+    array = _as_array(value)
+    if array.dtype.kind != 'f':
+        array = array.astype(np.float64)
+    total = world_reducer().sum_(array.reshape(-1)).reshape(array.shape)
+    if average:
+        total = total / comm.size()
+    return _like(total, value)
+
+
+def broadcast(value, root_rank=0):
+    """The value of ``value`` on rank ``root_rank``, on every rank (same shape everywhere)."""
+    array = _as_array(value)
+    broadcast_arrays(comm.world(), [array], root_rank)
+    return _like(array, value)
+
+
+def allgather(value):
+    """The ranks' arrays concatenated along axis 0, in rank order (lengths may differ)."""
+    array = np.atleast_1d(_as_array(value))
+    world = comm.world()
+    counts = world.allgather(array.shape)
+    per_sample = int(np.prod(array.shape[1:], dtype=np.int64))
+    result = np.empty((sum(shape[0] for shape in counts),) + array.shape[1:], array.dtype)
+    world.Allgatherv(array, [result, [shape[0] * per_sample for shape in counts]])
+    return _like(result, value) if isinstance(value, Tensor) else result
