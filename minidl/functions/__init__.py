@@ -16,6 +16,7 @@ from minidl.functions.array import (
 from minidl.functions.activation import (
     elu, gelu, hard_sigmoid, leaky_relu, log_softmax, relu, selu, sigmoid, softmax, softplus,
     softsign, tanh)
+from minidl.functions.dense import dense
 from minidl.functions.loss import binary_cross_entropy, huber, mae, mse, softmax_cross_entropy
 from minidl.functions.noise import dropout
 from minidl.functions.embedding import embedding

@@ -11,6 +11,7 @@ symbolic tensors (from ``Input``) records a node of a graph instead, which is
 how functional models are made (see :mod:`minidl.layers.symbolic`).
 """
 
+import functools
 import inspect
 
 import numpy as np
@@ -162,7 +163,7 @@ class Layer:
             self._initial_weights = None
 
     def _accepts(self, argument):
-        return argument in inspect.signature(self.call).parameters
+        return argument in _parameters(type(self).call)
 
     # ----- weights -------------------------------------------------------------
 
@@ -296,6 +297,12 @@ class Layer:
 
     def __repr__(self):
         return f'<{type(self).__name__} name={self.name!r}>'
+
+
+@functools.cache
+def _parameters(function):
+    """Parameter names of ``function``; ``inspect.signature`` is too slow for every call."""
+    return frozenset(inspect.signature(function).parameters)
 
 
 def _as_tensor(value):

@@ -69,15 +69,16 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
+        # ReLU, the common case, runs in place inside the dense Function.
+        fused = 'relu' if self.activation is activations.relu else None
         if inputs.ndim == 2:
-            outputs = F.matmul(inputs, self.kernel)
+            outputs = F.dense(inputs, self.kernel, self.bias, fused)
         else:
             # One 2-D GEMM over all leading axes, rather than a batched product.
             rows = F.reshape(inputs, (-1, inputs.shape[-1]))
-            outputs = F.reshape(F.matmul(rows, self.kernel), inputs.shape[:-1] + (self.units,))
-        if self.bias is not None:
-            outputs = F.add(outputs, self.bias)
-        return self.activation(outputs)
+            outputs = F.reshape(F.dense(rows, self.kernel, self.bias, fused),
+                                inputs.shape[:-1] + (self.units,))
+        return outputs if fused else self.activation(outputs)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.units,)

@@ -22,10 +22,11 @@ def _random(*shape, seed=0):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+@pytest.mark.parametrize('activation', ['tanh', 'relu', None])  # relu and None run fused
 @pytest.mark.parametrize('sample_shape', [(5,), (3, 5), (2, 3, 5)], ids=str)
-def test_dense_matches_pytorch(torch, sample_shape):
+def test_dense_matches_pytorch(torch, sample_shape, activation):
     x = _random(4, *sample_shape)
-    layer = Dense(6, activation='tanh', bias_initializer='random_normal')
+    layer = Dense(6, activation=activation, bias_initializer='random_normal')
     x_tensor = Tensor(x, requires_grad=True)
     y = layer(x_tensor)
     upstream = _random(*y.shape, seed=1)
@@ -37,7 +38,8 @@ def test_dense_matches_pytorch(torch, sample_shape):
         linear.weight.copy_(torch.tensor(kernel.T))
         linear.bias.copy_(torch.tensor(bias))
     x_torch = torch.tensor(x, requires_grad=True)
-    expected = torch.tanh(linear(x_torch))
+    expected = linear(x_torch)
+    expected = getattr(torch, activation)(expected) if activation else expected
     (expected * torch.tensor(upstream)).sum().backward()
 
     assert y.shape == (4,) + sample_shape[:-1] + (6,)
