@@ -42,10 +42,13 @@ class Conv2D(Function):
     """
 
     CHUNK_BYTES = 4 << 20
-    # Below this many weights per kernel offset (in * out), col2im's per-offset
-    # products are too thin to run well and the input gradient is taken as a
-    # convolution; above it, col2im's adds cost less than the im2col copy.
+    # The input gradient is taken as a convolution when col2im's per-offset
+    # products would be thin (at most this many weights, in * out, per kernel
+    # offset; above it col2im's adds cost less than an im2col copy) and the
+    # convolution's own product is not (at least MIN_CONVOLVED_CHANNELS
+    # input channels: its output width).
     THIN_KERNEL_SLICE = 64 * 64
+    MIN_CONVOLVED_CHANNELS = 16
 
     def __init__(self, strides, pads, dilations, channels_first):
         self.strides, self.pads, self.dilations = strides, pads, dilations
@@ -136,8 +139,8 @@ class Conv2D(Function):
         kh, kw, c, out = self.kernel.shape
         extents = [d * (k - 1) for d, k in zip(self.dilations, (kh, kw))]
         pads = tuple((e - before, e - after) for e, (before, after) in zip(extents, self.pads))
-        thin = c * out <= self.THIN_KERNEL_SLICE
-        if not thin or self.strides != (1, 1) or min(min(p) for p in pads) < 0:
+        convolve = c * out <= self.THIN_KERNEL_SLICE and c >= self.MIN_CONVOLVED_CHANNELS
+        if not convolve or self.strides != (1, 1) or min(min(p) for p in pads) < 0:
             return self._col2im(grad.reshape(-1, out))
         padded = pad_spatial(self.xp, grad, pads, (1, 2))
         flipped = self.kernel[::-1, ::-1].transpose(0, 1, 3, 2)  # (kh, kw, out, in)

@@ -17,6 +17,9 @@ GRADCHECK_CASES = [
     GradCase(Conv2D, lambda x, k: conv2d(x, k, padding=((2, 0), (1, 1)), dilation_rate=2,
                                          data_format='channels_first'),
              [random(2, 2, 5, 4), random(2, 2, 2, 3, seed=1)], name='channels_first-dilated'),
+    # 16 input channels: the input gradient is taken as a convolution.
+    GradCase(Conv2D, lambda x, k: conv2d(x, k, padding='same'),
+             [random(1, 4, 3, 16), random(3, 3, 16, 2, seed=1)], name='same-16-channels'),
     GradCase(Conv1D, lambda x, k, b: conv1d(x, k, b, padding='causal', dilation_rate=2),
              [random(2, 7, 3), random(3, 3, 2, seed=1), random(2, seed=2)], name='causal'),
     GradCase(Conv1D, lambda x, k: conv1d(x, k, strides=2, padding='same',
@@ -44,8 +47,10 @@ def chunking(request, monkeypatch):
 
 @pytest.fixture(params=['by-convolution', 'by-col2im'])
 def input_grad(request, monkeypatch):
-    """Take stride-1 input gradients as a convolution (few channels) and by col2im."""
-    if request.param == 'by-col2im':
+    """Take stride-1 input gradients as a convolution, and by col2im."""
+    if request.param == 'by-convolution':
+        monkeypatch.setattr(Conv2D, 'MIN_CONVOLVED_CHANNELS', 1)
+    else:
         monkeypatch.setattr(Conv2D, 'THIN_KERNEL_SLICE', 0)
 
 
