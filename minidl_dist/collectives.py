@@ -12,15 +12,14 @@ from minidl_dist import comm
 from minidl_dist.allreduce import Reducer
 from minidl_dist.model_sync import broadcast_arrays
 
-_reducers = {}
+_reducer = []
 
 
 def world_reducer():
-    """The Reducer over all ranks that user-level collectives share."""
-    world = comm.world()
-    if world not in _reducers:
-        _reducers[world] = Reducer(world)
-    return _reducers[world]
+    """The Reducer over all ranks that user-level collectives and layers share."""
+    if not _reducer:
+        _reducer.append(Reducer(comm.world()))
+    return _reducer[0]
 
 
 def _as_array(value):

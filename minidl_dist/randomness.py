@@ -1,16 +1,21 @@
-"""Random draws per micro-shard, the same whichever rank computes the micro-shard.
+"""Random draws per part of a batch, the same whichever rank computes the part.
 
 Dropout and other random layers draw from minidl Generators (their own, or
 the default generator). Under data parallelism each part of a global batch
-must draw its own numbers, and in the rank-count-invariant mode micro-shard
-``j`` must draw the same numbers on 1, 2 or 4 ranks. So, at each step,
-every rank draws one key from each generator (which keeps the generators
-equal on all ranks), and part ``j`` draws from streams seeded with
-``(key, j)``. After the step each generator goes on from its own stream,
-so the sequence of steps stays reproducible from ``minidl.set_seed``.
+(a rank's part, or a micro-shard) must draw its own numbers, and in the
+rank-count-invariant mode micro-shard ``j`` must draw the same numbers on
+1, 2 or 4 ranks. So part ``j`` of the step that makes the optimizer's
+update number ``i`` draws from a stream seeded with ``(generator state,
+i, j)``, and the generators are put back afterwards. Their own streams are
+left as one process would leave them between steps (the default generator
+still draws each epoch's shuffle, exactly as without minidl_dist), and a
+run resumed from a checkpoint (which saves both the generator states and
+``iterations``) draws the same numbers as the run it continues.
 """
 
 import contextlib
+import hashlib
+import json
 
 import numpy as np
 
@@ -24,22 +29,28 @@ class PartStreams:
 
     def __init__(self, generators):
         self.generators = generators
-        self._keys = None
         self._states = None
+        self._entropy = None
 
-    def begin_step(self):
-        """Draw this step's keys (once per step, on every rank)."""
-        self._keys = [int(generator.integers(0, 2 ** 63 - 1)) for generator in self.generators]
+    def begin_step(self, step):
+        """Start the step that makes update number ``step`` (on every rank)."""
         self._states = [generator.get_state() for generator in self.generators]
+        self._entropy = [[_fingerprint(state), int(step)] for state in self._states]
 
     @contextlib.contextmanager
     def part(self, index):
         """Within the block, the generators draw from the streams of part ``index``."""
-        for generator, key in zip(self.generators, self._keys):
-            stream = np.random.PCG64(np.random.SeedSequence([key, index]))
+        for generator, entropy in zip(self.generators, self._entropy):
+            stream = np.random.PCG64(np.random.SeedSequence(entropy + [index]))
             generator.set_state(stream.state)
         try:
             yield
         finally:
             for generator, state in zip(self.generators, self._states):
                 generator.set_state(state)
+
+
+def _fingerprint(state):
+    """A 128-bit integer that identifies a generator state."""
+    text = json.dumps(state, sort_keys=True, default=str).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:16], 'little')

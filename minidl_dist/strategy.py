@@ -115,7 +115,7 @@ class DataParallel(Strategy):
                              f'use a number of samples that leaves no small last batch')
         packing = self._packing_for(model)
         self._steps += 1
-        self._streams.begin_step()
+        self._streams.begin_step(model.optimizer.iterations)
         self._snapshot = packing.snapshot()
         self._sums.reset()
         for part, start, stop in self.parts(count):

@@ -1,0 +1,60 @@
+"""Running the worker scripts under mpirun (or as one plain process) from tests.
+
+Each run gets a wall-clock limit; on timeout the whole process group
+(mpirun and every rank) is killed, so a hang fails the test instead of
+blocking the suite. BLAS runs one thread per rank, as the ranks share two
+cores, and so that every run uses the same BLAS code paths.
+"""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPTS = pathlib.Path(__file__).resolve().parent / 'scripts'
+MPIRUN = pathlib.Path(sys.executable).parent / 'mpirun'
+
+
+class Run:
+    """The outcome of a launch: exit code, output, seconds taken."""
+
+    def __init__(self, returncode, stdout, stderr, seconds):
+        self.returncode, self.stdout, self.stderr, self.seconds = \
+            returncode, stdout, stderr, seconds
+
+    def check(self):
+        assert self.returncode == 0, f'exit {self.returncode}\n{self.stdout}\n{self.stderr}'
+        return self
+
+
+def launch(script, *args, ranks=None, timeout=90):
+    """Run ``scripts/<script>`` with ``args``: under ``mpirun -np ranks``, or plainly if None."""
+    pytest.importorskip('mpi4py')
+    command = [sys.executable, str(SCRIPTS / script), *map(str, args)]
+    if ranks is not None:
+        if not MPIRUN.exists():
+            pytest.skip('mpirun (the mpich wheel) is not installed in this environment')
+        command = [str(MPIRUN), '-np', str(ranks)] + command
+    env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1',
+               PYTHONPATH=str(ROOT))
+    start = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f'{" ".join(command)} did not finish in {timeout} s\n{stdout}\n{stderr}')
+    return Run(process.returncode, stdout, stderr, time.monotonic() - start)
+
+
+def results(directory, ranks):
+    """The JSON result each rank wrote to ``directory/rank<r>.json``."""
+    return [json.loads((directory / f'rank{rank}.json').read_text()) for rank in range(ranks)]
