@@ -1,0 +1,20 @@
+"""A Keras example script, made distributed by three lines, trains under mpirun -np 2."""
+
+import re
+
+import pytest
+
+from tests.minidl_dist.launch import SCRIPTS, launch
+
+
+def test_three_lines_make_mnist_mlp_data_parallel():
+    pytest.importorskip('sklearn')  # the digits set
+    script = (SCRIPTS / 'mnist_mlp.py').read_text()
+    assert len([line for line in script.splitlines() if line.endswith('# +')]) == 3
+    run = launch('mnist_mlp.py', ranks=2, timeout=120).check()
+    # One progress report (rank 0's), and both ranks hold the same trained model.
+    assert run.stdout.count('Epoch 12/12') == 1
+    accuracies = dict(re.findall(r'rank (\d): test accuracy (\S+)', run.stdout))
+    assert sorted(accuracies) == ['0', '1']
+    assert accuracies['0'] == accuracies['1']
+    assert float(accuracies['0']) >= 0.95
