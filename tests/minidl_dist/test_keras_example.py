@@ -14,7 +14,7 @@ def test_three_lines_make_mnist_mlp_data_parallel():
     run = launch('mnist_mlp.py', ranks=2, timeout=120).check()
     # One progress report (rank 0's), and both ranks hold the same trained model.
     assert run.stdout.count('Epoch 12/12') == 1
-    accuracies = dict(re.findall(r'rank (\d): test accuracy (\S+)', run.stdout))
+    accuracies = dict(re.findall(r'rank (\d): test accuracy (\d\.\d{4})', run.stdout))
     assert sorted(accuracies) == ['0', '1']
     assert accuracies['0'] == accuracies['1']
     assert float(accuracies['0']) >= 0.95
