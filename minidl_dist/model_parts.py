@@ -36,9 +36,13 @@ def state_weights(model):
 
 
 def generators(model):
-    """The default generator, then the generators the model's layers own, in a fixed order."""
+    """The default generator, then the generators the model's layers own, in model order.
+
+    The order follows the model's structure, not layer names (automatic names
+    differ between ranks that built other models before).
+    """
     owned = {}
-    for layer in sorted(all_layers(model), key=lambda layer: layer.name):
+    for layer in all_layers(model):
         for name in sorted(vars(layer)):
             value = vars(layer)[name]
             if isinstance(value, Generator) and id(value) not in owned:

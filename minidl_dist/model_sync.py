@@ -15,31 +15,37 @@ from minidl_dist.comm import from_host, to_host
 
 
 def check_same_structure(comm, description, what):
-    """Raise ValueError on every rank unless ``description`` (a list of tuples) is equal on all.
+    """Raise ValueError on every rank unless the shapes and dtypes described are equal on all.
 
     Args:
         comm: The mpi4py communicator.
-        description: This rank's list of ``(name, shape, dtype)`` tuples.
+        description: This rank's list of ``(name, shape, dtype)`` tuples. Names
+            are only reported: automatic layer names may differ between ranks
+            that built other models before.
         what: What is described, for the message ('model weights').
     """
-    digest = np.frombuffer(hashlib.sha256(repr(description).encode()).digest(), np.uint8)
+    structure = _structure(description)
+    digest = np.frombuffer(hashlib.sha256(repr(structure).encode()).digest(), np.uint8)
     digests = np.empty((comm.Get_size(), digest.size), np.uint8)
     comm.Allgather(digest, digests)
     if (digests == digests[0]).all():
         return
     # Only metadata travels through the pickling call, and only on this error path.
     descriptions = comm.allgather(description)
-    lines = []
-    for rank, other in enumerate(descriptions[1:], start=1):
-        if other != descriptions[0]:
-            lines.append(f'  rank {rank}: {_first_difference(descriptions[0], other)}')
+    lines = [f'  rank {rank}: {_first_difference(descriptions[0], other)}'
+             for rank, other in enumerate(descriptions[1:], start=1)
+             if _structure(other) != _structure(descriptions[0])]
     raise ValueError(f'the ranks have different {what}; every rank must build the same '
                      f'model (compared with rank 0):\n' + '\n'.join(lines))
 
 
+def _structure(description):
+    return [entry[1:] for entry in description]
+
+
 def _first_difference(reference, other):
     for index, (mine, theirs) in enumerate(zip(reference, other)):
-        if mine != theirs:
+        if mine[1:] != theirs[1:]:
             return f'entry {index} is {theirs}, rank 0 has {mine}'
     return f'{len(other)} entries, rank 0 has {len(reference)}'
 
