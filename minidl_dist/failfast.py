@@ -10,6 +10,7 @@ operation a rank is in, for that message.
 import contextlib
 import os
 import sys
+import time
 import traceback
 
 _activities = []
@@ -48,6 +49,9 @@ def install(comm, rank, size):
                          f'minidl_dist: aborting all {size} ranks\n')
         sys.stderr.flush()
         sys.stdout.flush()
+        # mpirun forwards ranks' output asynchronously and stops forwarding once
+        # the job is aborted: give it a moment to pass this message on.
+        time.sleep(0.5)
         comm.Abort(1)
         # Abort may return before the process is killed; make sure it ends.
         os._exit(1)
