@@ -14,7 +14,7 @@ loop and layouts are described in ``rnn.py``.
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, steps_as_rows
+from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, transposed
 
 
 class _GRU(_Recurrence):
@@ -24,15 +24,15 @@ class _GRU(_Recurrence):
 
     def _update(self, hidden, t, z, candidate):
         """``h_t = z * h_{t-1} + (1 - z) * n``, as ``n + z * (h_{t-1} - n)``."""
-        state = self.xp.subtract(hidden[t], candidate, out=hidden[t + 1])
+        state = self.xp.subtract(hidden[:, t], candidate, out=hidden[:, t + 1])
         state *= z
         state += candidate
 
     def _update_factors(self, update):
         """``d h_t / d z_pre`` (written to ``update``) and ``d h_t / d n_pre`` (returned),
         for all steps at once."""
-        blocks, previous = self.activations, self.hidden[:-1]
-        z, candidate = blocks[:, :, 0], blocks[:, :, 2]
+        blocks, previous = self.activations, self.hidden[:, :-1]
+        z, candidate = blocks[..., 0, :], blocks[..., 2, :]
         self.xp.subtract(previous, candidate, out=update)
         update *= z
         keep = 1 - z
@@ -46,28 +46,28 @@ class _GRU(_Recurrence):
 class GRUResetAfter(_GRU):
     """GRU whose reset gate scales the recurrent projection (``reset_after=True``)."""
 
-    def _run(self, gates, recurrent_kernel, bias, states):
+    def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
-        blocks = gates.reshape(gates.shape[:2] + (3, -1))
+        blocks = gates.reshape(gates.shape[:3] + (3, -1))
         # h_{t-1} U + b_rec for every step, kept: backward needs its candidate block.
         recurrent = xp.empty_like(gates)
         recurrent_blocks = recurrent.reshape(blocks.shape)
-        self.recurrent_kernel = recurrent_kernel
-        recurrent_kernel = recurrent_kernel * self.scale
-        recurrent_bias = None if bias is None else bias[1] * self.scale
-        width = 2 * recurrent_kernel.shape[0]
-        product = xp.empty_like(hidden[0])
+        self.recurrent_kernels = recurrent_kernels
+        recurrent_kernels = recurrent_kernels * self.scale
+        recurrent_bias = None if biases is None else biases[:, None, 1] * self.scale
+        width = 2 * recurrent_kernels.shape[1]
+        product = xp.empty_like(hidden[:, 0])
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(len(gates)):
-                xp.matmul(hidden[t], recurrent_kernel, out=recurrent[t])
+            for t in range(gates.shape[1]):
+                xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent[:, t])
                 if recurrent_bias is not None:
-                    recurrent[t] += recurrent_bias
-                update_reset = gates[t, :, :width]
-                update_reset += recurrent[t, :, :width]
+                    recurrent[:, t] += recurrent_bias
+                update_reset = gates[:, t, :, :width]
+                update_reset += recurrent[:, t, :, :width]
                 self._sigmoid_(update_reset)
-                z, r, candidate = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2]
-                xp.multiply(r, recurrent_blocks[t, :, 2], out=product)
+                z, r, candidate = (blocks[:, t, :, k] for k in range(3))
+                xp.multiply(r, recurrent_blocks[:, t, :, 2], out=product)
                 candidate += product
                 xp.tanh(candidate, out=candidate)
                 self._update(hidden, t, z, candidate)
@@ -76,60 +76,61 @@ class GRUResetAfter(_GRU):
 
     def _backprop(self, grad_hidden, grad_finals):
         xp, blocks = self.xp, self.activations
-        z, r = blocks[:, :, 0], blocks[:, :, 1]
+        z, r = blocks[..., 0, :], blocks[..., 1, :]
         # Gradients of the recurrent pre-activations (h U + b_rec) per unit of dh_t,
         # for all steps at once.
         factors = xp.empty_like(blocks)
-        candidate_factor = self._update_factors(factors[:, :, 0])
-        xp.multiply(candidate_factor, self.recurrent[:, :, 2], out=factors[:, :, 1])
-        factors[:, :, 1] *= r
-        factors[:, :, 1] *= 1 - r
-        xp.multiply(candidate_factor, r, out=factors[:, :, 2])
+        candidate_factor = self._update_factors(factors[..., 0, :])
+        xp.multiply(candidate_factor, self.recurrent[..., 2, :], out=factors[..., 1, :])
+        factors[..., 1, :] *= r
+        factors[..., 1, :] *= 1 - r
+        xp.multiply(candidate_factor, r, out=factors[..., 2, :])
 
-        grad_states = xp.empty_like(self.hidden[1:])
-        carry = grad_finals[0].astype(blocks.dtype, copy=True)
+        carry = grad_finals[0]
         product = xp.empty_like(carry)
-        recurrent_t = self.recurrent_kernel.T
-        for t in reversed(range(len(blocks))):
-            dh = xp.add(grad_hidden[t], carry, out=grad_states[t])
-            factors[t] *= dh[:, None]  # used once: the step's gradients, in place
-            xp.matmul(factors[t].reshape(len(dh), -1), recurrent_t, out=carry)
-            xp.multiply(dh, z[t], out=product)
+        count, batch = carry.shape[:2]
+        recurrent_t = transposed(self.recurrent_kernels)
+        for t in reversed(range(blocks.shape[1])):
+            dh = grad_hidden[:, t]
+            dh += carry
+            factors[:, t] *= dh[:, :, None]  # used once: the step's gradients, in place
+            xp.matmul(factors[:, t].reshape(count, batch, -1), recurrent_t, out=carry)
+            xp.multiply(dh, z[:, t], out=product)
             carry += product
-        grad_gates = factors.reshape(len(blocks), len(carry), -1)
+        grad_gates = factors.reshape(factors.shape[:3] + (-1,))
         grad_recurrent = grad_recurrent_bias = None
-        if self.needs_input_grad[2]:
-            grad_recurrent = steps_as_rows(self.hidden[:-1]).T @ steps_as_rows(grad_gates)
-        if self.has_bias and self.needs_input_grad[3]:
-            grad_recurrent_bias = steps_as_rows(grad_gates).sum(axis=0)
+        if self._needs_grad(1):
+            grad_recurrent = self._weight_gradient(self.hidden[:, :-1], grad_gates)
+        if self.has_bias and self._needs_grad(2):
+            grad_recurrent_bias = grad_gates.sum(axis=(1, 2))
         # The input side differs only in the candidate block: dn_pre = dh (1 - z)(1 - n^2).
-        xp.multiply(grad_states, candidate_factor, out=factors[:, :, 2])
+        xp.multiply(grad_hidden, candidate_factor, out=factors[..., 2, :])
         return grad_gates, grad_recurrent, grad_recurrent_bias, (carry,)
 
 
 class GRUResetBefore(_GRU):
     """GRU whose reset gate scales the previous state (``reset_after=False``)."""
 
-    def _run(self, gates, recurrent_kernel, bias, states):
+    def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
-        blocks = gates.reshape(gates.shape[:2] + (3, -1))
-        width = 2 * recurrent_kernel.shape[0]
-        self.recurrent_kernel = recurrent_kernel
-        gate_kernel = recurrent_kernel[:, :width] * self.scale[:width]
-        candidate_kernel = xp.ascontiguousarray(recurrent_kernel[:, width:])
-        reset_hidden = xp.empty_like(hidden[1:])  # r * h_{t-1}, kept for backward
-        recurrent = xp.empty_like(gates[0, :, :width])
-        product = xp.empty_like(hidden[0])
+        blocks = gates.reshape(gates.shape[:3] + (3, -1))
+        width = 2 * recurrent_kernels.shape[1]
+        self.recurrent_kernels = recurrent_kernels
+        gate_kernels = recurrent_kernels[..., :width] * self.scale[:width]
+        candidate_kernels = xp.ascontiguousarray(recurrent_kernels[..., width:])
+        reset_hidden = xp.empty_like(hidden[:, 1:])  # r * h_{t-1}, kept for backward
+        recurrent = xp.empty_like(gates[:, 0, :, :width])
+        product = xp.empty_like(hidden[:, 0])
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(len(gates)):
-                xp.matmul(hidden[t], gate_kernel, out=recurrent)
-                update_reset = gates[t, :, :width]
+            for t in range(gates.shape[1]):
+                xp.matmul(hidden[:, t], gate_kernels, out=recurrent)
+                update_reset = gates[:, t, :, :width]
                 update_reset += recurrent
                 self._sigmoid_(update_reset)
-                z, r, candidate = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2]
-                xp.multiply(r, hidden[t], out=reset_hidden[t])
-                xp.matmul(reset_hidden[t], candidate_kernel, out=product)
+                z, r, candidate = (blocks[:, t, :, k] for k in range(3))
+                xp.multiply(r, hidden[:, t], out=reset_hidden[:, t])
+                xp.matmul(reset_hidden[:, t], candidate_kernels, out=product)
                 candidate += product
                 xp.tanh(candidate, out=candidate)
                 self._update(hidden, t, z, candidate)
@@ -138,37 +139,38 @@ class GRUResetBefore(_GRU):
 
     def _backprop(self, grad_hidden, grad_finals):
         xp, blocks = self.xp, self.activations
-        z, r = blocks[:, :, 0], blocks[:, :, 1]
+        z, r = blocks[..., 0, :], blocks[..., 1, :]
         update_factor = xp.empty_like(z)
         candidate_factor = self._update_factors(update_factor)
-        reset_factor = self.hidden[:-1] * r
+        reset_factor = self.hidden[:, :-1] * r
         reset_factor *= 1 - r  # h_{t-1} r (1 - r)
 
         grad_blocks = xp.empty_like(blocks)
-        carry = grad_finals[0].astype(blocks.dtype, copy=True)
-        dh, grad_reset_hidden, product = (xp.empty_like(carry) for _ in range(3))
-        width = 2 * carry.shape[1]
-        gate_kernel_t = self.recurrent_kernel[:, :width].T
-        candidate_kernel_t = self.recurrent_kernel[:, width:].T
-        for t in reversed(range(len(blocks))):
-            xp.add(grad_hidden[t], carry, out=dh)
-            xp.multiply(dh, candidate_factor[t], out=grad_blocks[t, :, 2])
-            xp.matmul(grad_blocks[t, :, 2], candidate_kernel_t, out=grad_reset_hidden)
-            xp.multiply(dh, update_factor[t], out=grad_blocks[t, :, 0])
-            xp.multiply(grad_reset_hidden, reset_factor[t], out=grad_blocks[t, :, 1])
-            gate_grads = grad_blocks[t, :, :2].reshape(len(dh), width)
-            xp.matmul(gate_grads, gate_kernel_t, out=carry)
-            xp.multiply(grad_reset_hidden, r[t], out=product)
+        carry = grad_finals[0]
+        grad_reset_hidden, product = xp.empty_like(carry), xp.empty_like(carry)
+        count, batch, units = carry.shape
+        width = 2 * units
+        gate_kernels_t = transposed(self.recurrent_kernels[..., :width])
+        candidate_kernels_t = transposed(self.recurrent_kernels[..., width:])
+        for t in reversed(range(blocks.shape[1])):
+            dh = grad_hidden[:, t]
+            dh += carry
+            xp.multiply(dh, candidate_factor[:, t], out=grad_blocks[:, t, :, 2])
+            xp.matmul(grad_blocks[:, t, :, 2], candidate_kernels_t, out=grad_reset_hidden)
+            xp.multiply(dh, update_factor[:, t], out=grad_blocks[:, t, :, 0])
+            xp.multiply(grad_reset_hidden, reset_factor[:, t], out=grad_blocks[:, t, :, 1])
+            gate_grads = grad_blocks[:, t, :, :2].reshape(count, batch, width)
+            xp.matmul(gate_grads, gate_kernels_t, out=carry)
+            xp.multiply(grad_reset_hidden, r[:, t], out=product)
             carry += product
-            xp.multiply(dh, z[t], out=product)
+            xp.multiply(dh, z[:, t], out=product)
             carry += product
-        grad_gates = grad_blocks.reshape(len(blocks), len(carry), -1)
+        grad_gates = grad_blocks.reshape(grad_blocks.shape[:3] + (-1,))
         grad_recurrent = None
-        if self.needs_input_grad[2]:
-            flat = steps_as_rows(grad_gates)
+        if self._needs_grad(1):
             grad_recurrent = xp.concatenate(
-                [steps_as_rows(self.hidden[:-1]).T @ flat[:, :width],
-                 steps_as_rows(self.reset_hidden).T @ flat[:, width:]], axis=1)
+                [self._weight_gradient(self.hidden[:, :-1], grad_gates[..., :width]),
+                 self._weight_gradient(self.reset_hidden, grad_gates[..., width:])], axis=2)
         return grad_gates, grad_recurrent, None, (carry,)
 
 
@@ -193,7 +195,8 @@ def gru(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=Fals
     """
     states = () if initial_state is None else (initial_state,)
     bias_shape = (lambda u: (2, 3 * u)) if reset_after else (lambda u: (3 * u,))
-    check_arguments('gru', x, kernel, recurrent_kernel, bias, states, 3, bias_shape)
+    weights = [(kernel, recurrent_kernel, bias)]
+    check_arguments('gru', x, weights, states, 3, bias_shape)
     variant = GRUResetAfter if reset_after else GRUResetBefore
-    function = variant(bool(reverse), bias is not None, bool(states))
-    return recurrence(function, x, kernel, recurrent_kernel, bias, states)
+    function = variant((bool(reverse),), bias is not None, bool(states))
+    return recurrence(function, x, weights, states)

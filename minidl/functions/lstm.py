@@ -13,78 +13,80 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, steps_as_rows
+from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, transposed
 
 
 class LSTM(_Recurrence):
-    """The LSTM recurrence; outputs ``(outputs, h_last, c_last)``."""
+    """The LSTM recurrence; outputs ``(outputs, h_last, c_last)`` (those of each direction)."""
 
     block_scales = (-1, -1, -2, -1)
     state_count = 2
 
-    def _run(self, gates, recurrent_kernel, bias, states):
+    def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
         cells = self._state_buffer(gates, states[1])
-        tanh_cells = xp.empty_like(hidden[1:])
-        blocks = gates.reshape(gates.shape[:2] + (4, -1))
-        self.recurrent_kernel = recurrent_kernel
-        recurrent_kernel = recurrent_kernel * self.scale
-        recurrent = xp.empty_like(gates[0])
-        product = xp.empty_like(hidden[0])
+        tanh_cells = xp.empty_like(hidden[:, 1:])
+        blocks = gates.reshape(gates.shape[:3] + (4, -1))
+        self.recurrent_kernels = recurrent_kernels
+        recurrent_kernels = recurrent_kernels * self.scale
+        recurrent = xp.empty_like(gates[:, 0])
+        product = xp.empty_like(hidden[:, 0])
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(len(gates)):
-                xp.matmul(hidden[t], recurrent_kernel, out=recurrent)
-                gates[t] += recurrent
-                self._sigmoid_(gates[t])
-                i, f, g, o = blocks[t, :, 0], blocks[t, :, 1], blocks[t, :, 2], blocks[t, :, 3]
+            for t in range(gates.shape[1]):
+                xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent)
+                step = gates[:, t]
+                step += recurrent
+                self._sigmoid_(step)
+                i, f, g, o = (blocks[:, t, :, k] for k in range(4))
                 g *= 2  # tanh(z) = 2 sigmoid(2z) - 1
                 g -= 1
-                xp.multiply(f, cells[t], out=cells[t + 1])
+                xp.multiply(f, cells[:, t], out=cells[:, t + 1])
                 xp.multiply(i, g, out=product)
-                cells[t + 1] += product
-                xp.tanh(cells[t + 1], out=tanh_cells[t])
-                xp.multiply(o, tanh_cells[t], out=hidden[t + 1])
+                cells[:, t + 1] += product
+                xp.tanh(cells[:, t + 1], out=tanh_cells[:, t])
+                xp.multiply(o, tanh_cells[:, t], out=hidden[:, t + 1])
         self.activations, self.hidden = blocks, hidden
         self.cells, self.tanh_cells = cells, tanh_cells
-        return hidden, (cells[-1],)
+        return hidden, (cells[:, -1],)
 
     def _backprop(self, grad_hidden, grad_finals):
         xp = self.xp
         blocks, tanh_cells = self.activations, self.tanh_cells
-        i, f, g, o = blocks[:, :, 0], blocks[:, :, 1], blocks[:, :, 2], blocks[:, :, 3]
+        i, f, g, o = (blocks[..., k, :] for k in range(4))
         # What does not depend on the recurrence, for all steps at once: the gates'
         # pre-activation gradients are factors * dc (i, f, g) and factors * dh (o),
         # with dc = dh * o_factor + (dc_{t+1} f_{t+1}).
         factors = xp.subtract(1, blocks)
         factors *= blocks  # sigmoid' = s (1 - s)
-        xp.multiply(g, g, out=factors[:, :, 2])
-        xp.subtract(1, factors[:, :, 2], out=factors[:, :, 2])  # tanh' = 1 - g^2
-        factors[:, :, 0] *= g
-        factors[:, :, 1] *= self.cells[:-1]
-        factors[:, :, 2] *= i
-        factors[:, :, 3] *= tanh_cells
+        xp.multiply(g, g, out=factors[..., 2, :])
+        xp.subtract(1, factors[..., 2, :], out=factors[..., 2, :])  # tanh' = 1 - g^2
+        factors[..., 0, :] *= g
+        factors[..., 1, :] *= self.cells[:, :-1]
+        factors[..., 2, :] *= i
+        factors[..., 3, :] *= tanh_cells
         o_factor = tanh_cells * tanh_cells
         xp.subtract(1, o_factor, out=o_factor)
         o_factor *= o
 
-        grad_h = grad_finals[0].astype(blocks.dtype, copy=True)
-        grad_c = grad_finals[1].astype(blocks.dtype, copy=True)
-        dh, dc = xp.empty_like(grad_h), xp.empty_like(grad_c)
-        recurrent_t = self.recurrent_kernel.T
-        for t in reversed(range(len(blocks))):
-            xp.add(grad_hidden[t], grad_h, out=dh)
-            xp.multiply(dh, o_factor[t], out=dc)
+        grad_h, grad_c = grad_finals
+        dc = xp.empty_like(grad_c)
+        count, batch = grad_h.shape[:2]
+        recurrent_t = transposed(self.recurrent_kernels)
+        for t in reversed(range(blocks.shape[1])):
+            dh = grad_hidden[:, t]
+            dh += grad_h
+            xp.multiply(dh, o_factor[:, t], out=dc)
             dc += grad_c
             # Each step's factors are used once: they become its gradients in place.
-            factors[t, :, :3] *= dc[:, None]
-            factors[t, :, 3] *= dh
-            xp.multiply(dc, f[t], out=grad_c)
-            xp.matmul(factors[t].reshape(len(dh), -1), recurrent_t, out=grad_h)
-        grad_gates = factors.reshape(factors.shape[:2] + (-1,))
+            factors[:, t, :, :3] *= dc[:, :, None]
+            factors[:, t, :, 3] *= dh
+            xp.multiply(dc, f[:, t], out=grad_c)
+            xp.matmul(factors[:, t].reshape(count, batch, -1), recurrent_t, out=grad_h)
+        grad_gates = factors.reshape(factors.shape[:3] + (-1,))
         grad_recurrent = None
-        if self.needs_input_grad[2]:
-            grad_recurrent = steps_as_rows(self.hidden[:-1]).T @ steps_as_rows(grad_gates)
+        if self._needs_grad(1):
+            grad_recurrent = self._weight_gradient(self.hidden[:, :-1], grad_gates)
         return grad_gates, grad_recurrent, None, (grad_h, grad_c)
 
 
@@ -110,6 +112,46 @@ def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=Fal
         states = tuple(initial_state)
     else:
         raise ValueError('lstm: initial_state must be None or a pair (h0, c0)')
-    check_arguments('lstm', x, kernel, recurrent_kernel, bias, states, 4, lambda u: (4 * u,))
-    function = LSTM(bool(reverse), bias is not None, bool(states))
-    return recurrence(function, x, kernel, recurrent_kernel, bias, states)
+    weights = [(kernel, recurrent_kernel, bias)]
+    check_arguments('lstm', x, weights, states, 4, lambda u: (4 * u,))
+    function = LSTM((bool(reverse),), bias is not None, bool(states))
+    return recurrence(function, x, weights, states)
+
+
+def bidirectional_lstm(x, forward_weights, backward_weights, initial_state=None):
+    """Both directions of a bidirectional LSTM in one time loop (Keras 2 ``LSTM`` weights).
+
+    Equal to ``lstm`` run forwards with ``forward_weights`` and with
+    ``reverse=True`` with ``backward_weights``, the two outputs concatenated
+    on the last axis, but each step is one batched matrix product and one
+    call of each elementwise operation for both directions.
+
+    Args:
+        x: Input sequence, shape ``(batch, steps, features)``.
+        forward_weights: ``(kernel, recurrent_kernel, bias)`` of the forward
+            direction, as in :func:`lstm`; bias may be None.
+        backward_weights: The same for the backward direction (with the same
+            units, and a bias if and only if the forward one has one).
+        initial_state: None (zeros) or ``(h0, c0, h0_backward, c0_backward)``,
+            each ``(batch, units)``.
+
+    Returns:
+        ``(outputs, h_last, c_last, h_last_backward, c_last_backward)``:
+        ``outputs (batch, steps, 2 * units)`` holds the forward hidden states
+        then the backward ones, both aligned with the input steps; the
+        backward direction's final states are those after step 0.
+    """
+    if initial_state is None:
+        states = ()
+    elif isinstance(initial_state, (tuple, list)) and len(initial_state) == 4:
+        states = tuple(initial_state)
+    else:
+        raise ValueError('bidirectional_lstm: initial_state must be None or four states '
+                         '(h0, c0, h0_backward, c0_backward)')
+    weights = [tuple(forward_weights), tuple(backward_weights)]
+    if any(len(w) != 3 for w in weights):
+        raise ValueError('bidirectional_lstm: each direction\'s weights must be a triple '
+                         '(kernel, recurrent_kernel, bias)')
+    check_arguments('bidirectional_lstm', x, weights, states, 4, lambda u: (4 * u,))
+    function = LSTM((False, True), weights[0][2] is not None, bool(states))
+    return recurrence(function, x, weights, states)

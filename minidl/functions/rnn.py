@@ -6,15 +6,23 @@ Functions of one mechanism, :class:`_Recurrence`. Sequences are batch-major,
 ``(F, G*u)`` and a recurrent kernel ``(u, G*u)`` whose columns are ``G`` gate
 blocks of ``u`` units.
 
-For speed the input is copied once to time-major order ``(T, N, F)`` (reversed
-in time when ``reverse=True``), so that every step reads and writes contiguous
-``(N, ...)`` slices. All steps' input projections are one GEMM before the loop,
-which then costs one recurrent GEMM per step plus a few in-place elementwise
-operations. Backward runs the loop the other way with one GEMM per step for
-the recurrent gradient, collecting every step's gate pre-activation gradients
-in one ``(T, N, G*u)`` buffer, from which the kernel and input gradients are
-one GEMM each. Hidden states live in a ``(T+1, N, u)`` buffer whose first slot
-holds the initial state; the outputs are a batch-major view of it.
+One Function runs one or several directions over the same input (a
+bidirectional layer's forward and backward recurrences), each with its own
+weights. The directions share one time loop: every buffer has a leading
+direction axis, so each step is one batched recurrent matrix product and one
+call of each elementwise operation for all directions, instead of one per
+direction. At step ``t`` a reversed direction processes input step ``T-1-t``.
+
+For speed the input is copied once per direction to time-major order
+``(T, N, F)`` (reversed in time for a reversed direction), so that every step
+reads and writes contiguous ``(N, ...)`` slices. All steps' input projections
+are one GEMM per direction before the loop, which then costs one recurrent
+GEMM per step plus a few in-place elementwise operations. Backward runs the
+loop the other way with one GEMM per step for the recurrent gradient,
+collecting every step's gate pre-activation gradients in one ``(D, T, N, G*u)``
+buffer, from which the kernel, recurrent kernel and input gradients are one
+GEMM each per direction. Hidden states live in a ``(D, T+1, N, u)`` buffer
+whose slot 0 holds the initial state.
 
 Sigmoid gates are evaluated as ``1 / (1 + exp(-z))`` over a whole row of gates
 at once: the kernels' sigmoid columns are pre-multiplied by -1 (exactly), so a
@@ -31,89 +39,143 @@ from minidl.tensor import Function
 class _Recurrence(Function):
     """Forward and backward through time shared by the recurrent Functions.
 
-    Inputs: ``x (N, T, F), kernel, recurrent_kernel[, bias][, *initial_states]``.
-    Outputs: ``outputs (N, T, u), h_last (N, u)``, then any further final
-    states of the cell (the LSTM's cell state).
+    Inputs: ``x (N, T, F)``, then for each direction ``kernel,
+    recurrent_kernel[, bias]``, then for each direction its initial states.
+    Outputs: ``outputs (N, T, D*u)`` (direction ``d``'s hidden states in
+    columns ``d*u:(d+1)*u``, aligned with the input steps), then for each
+    direction its final states: ``h_last (N, u)`` and any further ones of the
+    cell (the LSTM's cell state).
 
     Subclasses set ``block_scales`` (the factor applied to each gate block's
     pre-activation before the loop: -1 for sigmoid, -2 for tanh via sigmoid,
     1 for blocks activated otherwise) and ``state_count``, and define::
 
-        _run(gates, recurrent_kernel, bias, states) -> (hidden, finals)
+        _run(gates, recurrent_kernels, biases, states) -> (hidden, finals)
         _backprop(grad_hidden, grad_finals)
-            -> (grad_gates, grad_recurrent_kernel, grad_recurrent_bias, grad_states)
+            -> (grad_gates, grad_recurrent_kernels, grad_recurrent_biases, grad_states)
 
-    ``gates`` is the time-major ``(T, N, G*u)`` input projection, scaled and
-    with the input bias added; ``_run`` may overwrite it (with activations).
-    ``hidden`` is the ``(T+1, N, u)`` buffer of states, ``finals`` a tuple of
-    further final states. ``grad_gates`` holds the gradients of the unscaled
-    pre-activations of the input projection, ``grad_recurrent_bias`` is None
-    unless the bias has a separate recurrent row.
+    Every array there has a leading direction axis ``D``. ``gates`` is the
+    time-major ``(D, T, N, G*u)`` input projection, scaled and with the input
+    bias added; ``_run`` may overwrite it (with activations).
+    ``recurrent_kernels`` is ``(D, u, G*u)``, unscaled; ``biases`` the stacked
+    biases or None; ``states`` one ``(D, N, u)`` array per state. ``hidden``
+    is the ``(D, T+1, N, u)`` buffer of states and ``finals`` a tuple of
+    further final states ``(D, N, u)``. ``grad_hidden`` is a ``(D, T, N, u)``
+    buffer that ``_backprop`` may overwrite. ``grad_gates`` holds the
+    gradients of the unscaled pre-activations of the input projection,
+    ``grad_recurrent_biases`` is None unless the bias has a separate
+    recurrent row.
     """
 
     block_scales = (1,)
     state_count = 1
 
-    def __init__(self, reverse, has_bias, has_state):
-        self.reverse, self.has_bias, self.has_state = reverse, has_bias, has_state
+    def __init__(self, directions, has_bias, has_state):
+        """``directions``: one flag per direction, True where it reads the sequence reversed."""
+        self.directions = tuple(directions)
+        self.has_bias, self.has_state = has_bias, has_state
+        self.width = 3 if has_bias else 2  # inputs per direction
 
-    def forward(self, x, kernel, recurrent_kernel, *rest):
-        xp = self.xp
-        dtype = xp.result_type(x, kernel, recurrent_kernel, *rest)
-        kernel = kernel.astype(dtype, copy=False)
-        recurrent_kernel = recurrent_kernel.astype(dtype, copy=False)
-        bias = rest[0].astype(dtype, copy=False) if self.has_bias else None
+    def forward(self, x, *arrays):
+        xp, count, width = self.xp, len(self.directions), self.width
+        dtype = xp.result_type(x, *arrays)
+        arrays = [a.astype(dtype, copy=False) for a in arrays]
+        kernels = arrays[0:count * width:width]
+        recurrent_kernels = xp.stack(arrays[1:count * width:width])
+        biases = xp.stack(arrays[2:count * width:width]) if self.has_bias else None
         batch, steps, features = x.shape
-        units = recurrent_kernel.shape[0]
+        units = recurrent_kernels.shape[1]
         if self.has_state:
-            states = tuple(s.astype(dtype, copy=False) for s in rest[int(self.has_bias):])
+            initial = arrays[count * width:]  # (h, c, ...) of each direction in turn
+            states = [xp.stack(initial[s::self.state_count]) for s in range(self.state_count)]
         else:
-            states = tuple(xp.zeros((batch, units), dtype) for _ in range(self.state_count))
+            states = [xp.zeros((count, batch, units), dtype) for _ in range(self.state_count)]
 
-        inputs = xp.ascontiguousarray(self._time_major(x), dtype=dtype)
         self.scale = xp.repeat(xp.asarray(self.block_scales, dtype), units)
-        gates = inputs.reshape(steps * batch, features) @ (kernel * self.scale)
-        if bias is not None:
-            gates += (bias if bias.ndim == 1 else bias[0]) * self.scale
-        hidden, finals = self._run(gates.reshape(steps, batch, -1), recurrent_kernel, bias, states)
+        sequences = [xp.ascontiguousarray(self._time_major(x, reverse), dtype=dtype)
+                     for reverse in self.directions]
+        gates = xp.empty((count, steps, batch, len(self.scale)), dtype)
+        for d, sequence in enumerate(sequences):
+            projection = gates[d].reshape(steps * batch, -1)
+            xp.matmul(sequence.reshape(steps * batch, features), kernels[d] * self.scale,
+                      out=projection)
+            if biases is not None:
+                projection += (biases[d] if biases.ndim == 2 else biases[d, 0]) * self.scale
+        hidden, finals = self._run(gates, recurrent_kernels, biases, states)
 
-        self.shape = inputs.shape
-        self.sequence = inputs if self.needs_input_grad[1] else None
-        self.kernel = kernel if self.needs_input_grad[0] else None
-        return (self._batch_major(hidden[1:]), hidden[-1]) + finals
+        self.shape = (steps, batch, features)
+        self.sequences = sequences if self._needs_grad(0) else None
+        self.kernels = kernels if self.needs_input_grad[0] else None
+        last = [(hidden[d, -1],) + tuple(final[d] for final in finals) for d in range(count)]
+        return (self._outputs(hidden),) + sum(last, ())
 
     def backward(self, grad_outputs, *grad_finals):
-        grad_gates, grad_recurrent, grad_recurrent_bias, grad_states = self._backprop(
-            self._time_major(grad_outputs), grad_finals)
+        xp, count, width = self.xp, len(self.directions), self.width
         steps, batch, features = self.shape
-        flat = grad_gates.reshape(steps * batch, -1)
-        grad_x = grad_kernel = None
-        if self.needs_input_grad[0]:
-            grad_x = self._batch_major((flat @ self.kernel.T).reshape(steps, batch, features))
-        if self.needs_input_grad[1]:
-            grad_kernel = self.sequence.reshape(steps * batch, features).T @ flat
-        grads = (grad_x, grad_kernel, grad_recurrent)
-        if self.has_bias:
-            grad_bias = flat.sum(axis=0) if self.needs_input_grad[3] else None
-            if grad_bias is not None and grad_recurrent_bias is not None:
-                grad_bias = self.xp.stack([grad_bias, grad_recurrent_bias])
-            grads += (grad_bias,)
-        return grads + (grad_states if self.has_state else ())
+        per_direction = grad_outputs.reshape(batch, steps, count, -1)
+        grad_hidden = xp.stack([self._time_major(per_direction[:, :, d], reverse)
+                                for d, reverse in enumerate(self.directions)])
+        grad_finals = [xp.stack(grad_finals[s::self.state_count]).astype(grad_hidden.dtype, copy=False)
+                       for s in range(self.state_count)]
+        grad_gates, grad_recurrent, grad_recurrent_bias, grad_states = self._backprop(
+            grad_hidden, grad_finals)
 
-    def _time_major(self, array):
+        grad_x, grads = None, []
+        for d, reverse in enumerate(self.directions):
+            flat = steps_as_rows(grad_gates[d])
+            needs = self.needs_input_grad[1 + d * width:1 + (d + 1) * width]
+            if self.needs_input_grad[0]:
+                grad = self._batch_major(
+                    (flat @ self.kernels[d].T).reshape(steps, batch, features), reverse)
+                grad_x = grad if grad_x is None else grad_x + grad
+            grads.append(steps_as_rows(self.sequences[d]).T @ flat if needs[0] else None)
+            grads.append(grad_recurrent[d] if needs[1] else None)
+            if self.has_bias:
+                grad_bias = flat.sum(axis=0) if needs[2] else None
+                if grad_bias is not None and grad_recurrent_bias is not None:
+                    grad_bias = xp.stack([grad_bias, grad_recurrent_bias[d]])
+                grads.append(grad_bias)
+        if self.has_state:
+            grads += [grad_states[s][d] for d in range(count) for s in range(self.state_count)]
+        return (grad_x,) + tuple(grads)
+
+    def _needs_grad(self, position):
+        """Whether any direction's weight at ``position`` (0 kernel, 1 recurrent, 2 bias)
+        needs a gradient."""
+        return any(self.needs_input_grad[1 + position::self.width][:len(self.directions)])
+
+    def _outputs(self, hidden):
+        """The hidden states ``(N, T, D*u)`` aligned with the input steps."""
+        if len(self.directions) == 1:
+            return self._batch_major(hidden[0, 1:], self.directions[0])  # a view, no copy
+        count, steps, batch, units = hidden[:, 1:].shape
+        outputs = self.xp.empty((batch, steps, count, units), hidden.dtype)
+        for d, reverse in enumerate(self.directions):
+            outputs[:, :, d] = self._batch_major(hidden[d, 1:], reverse)
+        return outputs.reshape(batch, steps, count * units)
+
+    @staticmethod
+    def _time_major(array, reverse):
         """View of a batch-major ``(N, T, ...)`` array as ``(T, N, ...)`` in reading order."""
         array = array.swapaxes(0, 1)
-        return array[::-1] if self.reverse else array
+        return array[::-1] if reverse else array
 
-    def _batch_major(self, array):
+    @staticmethod
+    def _batch_major(array, reverse):
         """Inverse of :meth:`_time_major`."""
-        return (array[::-1] if self.reverse else array).swapaxes(0, 1)
+        return (array[::-1] if reverse else array).swapaxes(0, 1)
 
     def _state_buffer(self, gates, initial):
-        """A ``(T+1, N, u)`` buffer of states with ``initial`` in its first slot."""
-        states = self.xp.empty((len(gates) + 1,) + initial.shape, gates.dtype)
-        states[0] = initial
+        """A ``(D, T+1, N, u)`` buffer of states with ``initial`` in slot 0."""
+        count, steps = gates.shape[:2]
+        states = self.xp.empty((count, steps + 1) + initial.shape[1:], gates.dtype)
+        states[:, 0] = initial
         return states
+
+    def _weight_gradient(self, inputs, grad_gates):
+        """Per direction ``sum_t inputs_t^T grad_t``: ``(D, T, N, a), (D, T, N, b) -> (D, a, b)``."""
+        return self.xp.stack([steps_as_rows(i).T @ steps_as_rows(g)
+                              for i, g in zip(inputs, grad_gates)])
 
     def _sigmoid_(self, array):
         """In place ``1 / (1 + exp(array))``: the sigmoid of the negated (pre-scaled) input."""
@@ -126,27 +188,27 @@ class _Recurrence(Function):
 class SimpleRNN(_Recurrence):
     """``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)``."""
 
-    def __init__(self, reverse, has_bias, has_state, activation):
-        super().__init__(reverse, has_bias, has_state)
+    def __init__(self, directions, has_bias, has_state, activation):
+        super().__init__(directions, has_bias, has_state)
         self.activation = activation
 
-    def _run(self, gates, recurrent_kernel, bias, states):
+    def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
-        recurrent = xp.empty_like(hidden[0])
-        for t in range(len(gates)):
-            xp.matmul(hidden[t], recurrent_kernel, out=recurrent)
-            state = xp.add(gates[t], recurrent, out=hidden[t + 1])
+        recurrent = xp.empty_like(hidden[:, 0])
+        for t in range(gates.shape[1]):
+            xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent)
+            state = xp.add(gates[:, t], recurrent, out=hidden[:, t + 1])
             if self.activation == 'tanh':
                 xp.tanh(state, out=state)
             elif self.activation == 'relu':
                 xp.maximum(state, 0, out=state)
-        self.hidden, self.recurrent_kernel = hidden, recurrent_kernel
+        self.hidden, self.recurrent_kernels = hidden, recurrent_kernels
         return hidden, ()
 
     def _backprop(self, grad_hidden, grad_finals):
         xp, hidden = self.xp, self.hidden
-        states = hidden[1:]
+        states = hidden[:, 1:]
         # The activation's derivative, from its output, for all steps at once.
         if self.activation == 'tanh':
             derivative = 1 - states * states
@@ -154,18 +216,18 @@ class SimpleRNN(_Recurrence):
             derivative = (states > 0).astype(states.dtype)
         else:
             derivative = None
-        grad_gates = xp.empty_like(states)
-        carry = grad_finals[0].astype(states.dtype, copy=True)
-        recurrent_t = self.recurrent_kernel.T
-        for t in reversed(range(len(states))):
-            step = xp.add(grad_hidden[t], carry, out=grad_gates[t])
+        carry = grad_finals[0]
+        recurrent_t = transposed(self.recurrent_kernels)
+        for t in reversed(range(states.shape[1])):
+            step = grad_hidden[:, t]
+            step += carry
             if derivative is not None:
-                step *= derivative[t]
+                step *= derivative[:, t]
             xp.matmul(step, recurrent_t, out=carry)
         grad_recurrent = None
-        if self.needs_input_grad[2]:
-            grad_recurrent = steps_as_rows(hidden[:-1]).T @ steps_as_rows(grad_gates)
-        return grad_gates, grad_recurrent, None, (carry,)
+        if self._needs_grad(1):
+            grad_recurrent = self._weight_gradient(hidden[:, :-1], grad_hidden)
+        return grad_hidden, grad_recurrent, None, (carry,)
 
 
 def steps_as_rows(array):
@@ -173,17 +235,27 @@ def steps_as_rows(array):
     return array.reshape(-1, array.shape[-1])
 
 
-def check_arguments(name, x, kernel, recurrent_kernel, bias, initial_states, gates, bias_shape):
+def transposed(kernels):
+    """``(D, a, b)`` stacked matrices as contiguous ``(D, b, a)`` (the faster GEMM operand)."""
+    return kernels.transpose(0, 2, 1).copy()
+
+
+def check_arguments(name, x, weights, initial_states, gates, bias_shape):
     """Raise a clear error for inconsistent shapes or non-floating inputs.
 
     Args:
         name: The function's name, for messages.
-        x, kernel, recurrent_kernel, bias: The arguments (bias may be None).
+        x: The input sequence.
+        weights: ``(kernel, recurrent_kernel, bias)`` of each direction (bias may be None).
         initial_states: Tuple of initial-state arguments (may be empty).
         gates: Number of gate blocks in the kernels' columns.
         bias_shape: Callable from units to the expected bias shape.
     """
-    named = [('x', x), ('kernel', kernel), ('recurrent_kernel', recurrent_kernel), ('bias', bias)]
+    named = [('x', x)]
+    for d, (kernel, recurrent_kernel, bias) in enumerate(weights):
+        suffix = f' (direction {d})' if len(weights) > 1 else ''
+        named += [('kernel' + suffix, kernel), ('recurrent_kernel' + suffix, recurrent_kernel),
+                  ('bias' + suffix, bias)]
     named += [(f'initial_state[{i}]', s) for i, s in enumerate(initial_states)]
     shapes = {}
     for label, value in named:
@@ -194,30 +266,49 @@ def check_arguments(name, x, kernel, recurrent_kernel, bias, initial_states, gat
         if np.dtype(value.dtype).kind != 'f':
             raise TypeError(f'{name}: {label} must be floating, got dtype {value.dtype}')
         shapes[label] = tuple(value.shape)
-    x_shape, k_shape, r_shape = shapes['x'], shapes['kernel'], shapes['recurrent_kernel']
+    x_shape = shapes['x']
     if len(x_shape) != 3 or x_shape[1] == 0:
         raise ValueError(f'{name}: x must have shape (batch, steps, features) with at least '
                          f'one step, got {x_shape}')
-    if len(r_shape) != 2 or r_shape[1] != gates * r_shape[0]:
-        raise ValueError(f'{name}: recurrent_kernel must have shape (units, {gates} * units), '
-                         f'got {r_shape}')
-    units = r_shape[0]
-    if k_shape != (x_shape[2], gates * units):
-        raise ValueError(f'{name}: kernel must have shape (features, {gates} * units) = '
-                         f'{(x_shape[2], gates * units)} for x {x_shape} and recurrent_kernel '
-                         f'{r_shape}, got {k_shape}')
-    if bias is not None and shapes['bias'] != bias_shape(units):
-        raise ValueError(f'{name}: bias must have shape {bias_shape(units)}, got {shapes["bias"]}')
+    units = None
+    for d, (_, _, bias) in enumerate(weights):
+        suffix = f' (direction {d})' if len(weights) > 1 else ''
+        k_shape, r_shape = shapes['kernel' + suffix], shapes['recurrent_kernel' + suffix]
+        if len(r_shape) != 2 or r_shape[1] != gates * r_shape[0]:
+            raise ValueError(f'{name}: recurrent_kernel{suffix} must have shape '
+                             f'(units, {gates} * units), got {r_shape}')
+        if units is not None and r_shape[0] != units:
+            raise ValueError(f'{name}: every direction must have the same units, got '
+                             f'{units} and {r_shape[0]}')
+        units = r_shape[0]
+        if k_shape != (x_shape[2], gates * units):
+            raise ValueError(f'{name}: kernel{suffix} must have shape (features, {gates} * '
+                             f'units) = {(x_shape[2], gates * units)} for x {x_shape} and '
+                             f'recurrent_kernel {r_shape}, got {k_shape}')
+        if bias is not None and shapes['bias' + suffix] != bias_shape(units):
+            raise ValueError(f'{name}: bias{suffix} must have shape {bias_shape(units)}, got '
+                             f'{shapes["bias" + suffix]}')
     for i in range(len(initial_states)):
         if shapes[f'initial_state[{i}]'] != (x_shape[0], units):
             raise ValueError(f'{name}: initial state {i} must have shape (batch, units) = '
                              f'{(x_shape[0], units)}, got {shapes[f"initial_state[{i}]"]}')
 
 
-def recurrence(function, x, kernel, recurrent_kernel, bias, initial_states):
-    """Apply a :class:`_Recurrence` to its arguments, leaving out the absent ones."""
-    inputs = (x, kernel, recurrent_kernel) + ((bias,) if bias is not None else ())
-    return function(*inputs, *initial_states)
+def recurrence(function, x, weights, initial_states):
+    """Apply a :class:`_Recurrence` to its arguments, leaving out absent biases.
+
+    Args:
+        function: The Function object.
+        x: The input sequence.
+        weights: ``(kernel, recurrent_kernel, bias)`` of each direction; the
+            biases are all None or all given.
+        initial_states: The initial states of each direction in turn (may be empty).
+    """
+    if len({bias is None for _, _, bias in weights}) > 1:
+        raise ValueError('every direction must have a bias, or none')
+    inputs = [w for kernel, recurrent, bias in weights
+              for w in (kernel, recurrent) + ((bias,) if bias is not None else ())]
+    return function(x, *inputs, *initial_states)
 
 
 def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False,
@@ -241,6 +332,7 @@ def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, rever
         raise ValueError(f"simple_rnn: activation must be 'tanh', 'relu' or 'linear', "
                          f'got {activation!r}')
     states = () if initial_state is None else (initial_state,)
-    check_arguments('simple_rnn', x, kernel, recurrent_kernel, bias, states, 1, lambda u: (u,))
-    function = SimpleRNN(bool(reverse), bias is not None, bool(states), activation)
-    return recurrence(function, x, kernel, recurrent_kernel, bias, states)
+    weights = [(kernel, recurrent_kernel, bias)]
+    check_arguments('simple_rnn', x, weights, states, 1, lambda u: (u,))
+    function = SimpleRNN((bool(reverse),), bias is not None, bool(states), activation)
+    return recurrence(function, x, weights, states)

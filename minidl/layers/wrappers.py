@@ -7,9 +7,11 @@ minidl's registered layers and the caller's ``custom_objects``).
 """
 
 from minidl import functions as F
+from minidl.functions.lstm import bidirectional_lstm
 from minidl.layers.base import Layer
 from minidl.layers.base_rnn import reverse_time, states_from_inputs
 from minidl.layers.input_spec import InputSpec
+from minidl.layers.recurrent import LSTM
 from minidl.layers.serialization import deserialize, serialize
 from minidl.tensor import Tensor
 
@@ -114,6 +116,12 @@ class Bidirectional(Wrapper):
     forward layer's initial states followed by the backward layer's. With
     ``return_state`` the output is followed by the forward then the
     backward final states.
+
+    Two LSTMs run both directions in one fused time loop
+    (``bidirectional_lstm``), with the same results as running them one
+    after the other, unless something only the layers' own calls do is
+    asked for (input dropout while training, an activity regularizer,
+    time-major inputs).
     """
 
     def __init__(self, layer, merge_mode='concat', weights=None, backward_layer=None,
@@ -174,6 +182,8 @@ class Bidirectional(Wrapper):
                                  f'{len(states)}')
             forward_states, backward_states = states[:len(states) // 2], \
                 states[len(states) // 2:]
+        if self._fused(training):
+            return self._call_fused(inputs, forward_states, backward_states)
         forward = self.forward_layer(inputs, training=training, initial_state=forward_states)
         backward = self.backward_layer(inputs, training=training,
                                        initial_state=backward_states)
@@ -187,6 +197,37 @@ class Bidirectional(Wrapper):
         if not self.return_state:
             return output
         return (output if self.merge_mode is None else [output]) + states
+
+    def _fused(self, training):
+        """Whether both directions can run in one ``bidirectional_lstm``."""
+        forward, backward = self.forward_layer, self.backward_layer
+        return (type(forward) is LSTM and type(backward) is LSTM
+                and not forward.go_backwards and backward.go_backwards
+                and forward.units == backward.units and forward.use_bias == backward.use_bias
+                and not (forward.time_major or backward.time_major)
+                and not (training and (forward.dropout or backward.dropout))
+                and forward.activity_regularizer is None
+                and backward.activity_regularizer is None)
+
+    def _call_fused(self, inputs, forward_states, backward_states):
+        forward, backward = self.forward_layer, self.backward_layer
+        states = [forward._initial_states(forward_states, inputs),
+                  backward._initial_states(backward_states, inputs)]
+        sequences, *final_states = bidirectional_lstm(
+            inputs, (forward.kernel, forward.recurrent_kernel, forward.bias),
+            (backward.kernel, backward.recurrent_kernel, backward.bias),
+            initial_state=None if states[0] is None else states[0] + states[1])
+        if self.return_sequences and self.merge_mode == 'concat':
+            output = sequences
+        elif self.return_sequences:
+            units = forward.units
+            output = self._merge(F.getitem(sequences, (Ellipsis, slice(None, units))),
+                                 F.getitem(sequences, (Ellipsis, slice(units, None))))
+        else:
+            output = self._merge(final_states[0], final_states[2])
+        if not self.return_state:
+            return output
+        return (output if self.merge_mode is None else [output]) + final_states
 
     def _merge(self, forward, backward):
         if self.merge_mode == 'concat':

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from minidl.functions.lstm import LSTM, lstm
+from minidl import Tensor
+from minidl.functions.lstm import LSTM, bidirectional_lstm, lstm
 from tests.gradcases import GradCase, random, run_gradcheck
 from tests.minidl.functions.test_rnn import (
     N, T, F, U, assert_close, run_minidl, run_torch, sequence_problem, weights)
@@ -16,6 +17,12 @@ GRADCHECK_CASES = [
              [random(N, T, F)] + weights(4) + list(states), 'reverse-initial-state'),
     GradCase(LSTM, lambda x, k, r: lstm(x, k, r), [random(N, 1, F)] + weights(4)[:2],
              'one-step-no-bias'),
+    GradCase(LSTM, lambda x, k, r, b, k2, r2, b2: bidirectional_lstm(x, (k, r, b), (k2, r2, b2)),
+             [random(N, T, F)] + weights(4) + weights(4, seed=4), 'bidirectional'),
+    GradCase(LSTM, lambda x, k, r, k2, r2, h, c, h2, c2: bidirectional_lstm(
+                 x, (k, r, None), (k2, r2, None), (h, c, h2, c2)),
+             [random(N, T, F)] + weights(4)[:2] + weights(4, seed=4)[:2] + list(states)
+             + [random(N, U, seed=10), random(N, U, seed=11)], 'bidirectional-initial-state'),
 ]
 
 
@@ -68,3 +75,74 @@ def test_kernel_with_the_wrong_number_of_gates_is_rejected():
     x, kernel, recurrent, bias, _, _ = sequence_problem(3)
     with pytest.raises(ValueError, match=r'recurrent_kernel must have shape \(units, 4 \* units\)'):
         lstm(x, kernel, recurrent, bias)
+
+
+@pytest.mark.parametrize('with_state', [False, True])
+def test_bidirectional_equals_two_directions_bitwise(with_state):
+    x, kernel, recurrent, bias, h0, normal = sequence_problem(4)
+    backward = [normal(4, 20, scale=0.5), normal(5, 20, scale=0.5), normal(20, scale=0.5)]
+    states = [h0] + [normal(3, 5) for _ in range(3)]
+    grads = [normal(3, 5, 10)] + [normal(3, 5) for _ in range(4)]
+    leaves = [Tensor(a, requires_grad=True) for a in [kernel, recurrent, bias] + backward
+              + (states if with_state else [])]
+    ahead, behind, initial = leaves[:3], leaves[3:6], leaves[6:] or None
+
+    def run(fused):
+        if fused:
+            outputs = bidirectional_lstm(x, ahead, behind, initial)
+            sequences = [outputs[0]]
+        else:
+            forward = lstm(x, *ahead, initial and initial[:2])
+            backward = lstm(x, *behind, initial and initial[2:], reverse=True)
+            outputs = (None,) + forward[1:] + backward[1:]
+            sequences = [forward[0], backward[0]]
+        loss = sum((out * Tensor(g)).sum() for out, g in zip(outputs[1:], grads[1:]))
+        for sequence, g in zip(sequences, np.split(grads[0], len(sequences), axis=-1)):
+            loss = loss + (sequence * Tensor(g)).sum()
+        for leaf in leaves:
+            leaf.grad = None
+        loss.backward()
+        values = np.concatenate([s.numpy() for s in sequences], axis=-1)
+        return [values] + [out.numpy() for out in outputs[1:]] + [t.grad.numpy() for t in leaves]
+
+    for fused, separate in zip(run(True), run(False)):
+        np.testing.assert_array_equal(fused, separate)
+
+
+def test_bidirectional_matches_torch():
+    torch = pytest.importorskip('torch')
+    x, kernel, recurrent, bias, h0, normal = sequence_problem(4)
+    backward = [normal(4, 20, scale=0.5), normal(5, 20, scale=0.5), normal(20, scale=0.5)]
+    grad = normal(3, 5, 10)
+    leaves = [Tensor(a, requires_grad=True) for a in [x, kernel, recurrent, bias] + backward]
+    outputs = bidirectional_lstm(leaves[0], leaves[1:4], leaves[4:])[0]
+    (outputs * Tensor(grad)).sum().backward()
+
+    module = torch.nn.LSTM(4, 5, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for suffix, (k, r, b) in [('l0', (kernel, recurrent, bias)), ('l0_reverse', backward)]:
+            getattr(module, 'weight_ih_' + suffix).copy_(torch.tensor(k.T))
+            getattr(module, 'weight_hh_' + suffix).copy_(torch.tensor(r.T))
+            getattr(module, 'bias_ih_' + suffix).copy_(torch.tensor(b))
+            getattr(module, 'bias_hh_' + suffix).zero_()
+    x_torch = torch.tensor(x, requires_grad=True)
+    expected = module(x_torch)[0]
+    (expected * torch.tensor(grad)).sum().backward()
+    assert_close(outputs.numpy(), expected.detach().numpy(), 'outputs')
+    want = [x_torch.grad.numpy()]
+    for suffix in ['l0', 'l0_reverse']:
+        want += [getattr(module, name + suffix).grad.numpy().T
+                 for name in ('weight_ih_', 'weight_hh_', 'bias_ih_')]
+    for name, leaf, b in zip(['x'] + ['kernel', 'recurrent_kernel', 'bias'] * 2, leaves, want):
+        assert_close(leaf.grad.numpy(), b, 'grad ' + name)
+
+
+def test_bidirectional_rejects_mismatched_directions():
+    x, kernel, recurrent, bias, _, normal = sequence_problem(4)
+    wider = (normal(4, 24), normal(6, 24), normal(24))
+    with pytest.raises(ValueError, match='same units'):
+        bidirectional_lstm(x, (kernel, recurrent, bias), wider)
+    with pytest.raises(ValueError, match='a bias, or none'):
+        bidirectional_lstm(x, (kernel, recurrent, bias), (kernel, recurrent, None))
+    with pytest.raises(ValueError, match='four states'):
+        bidirectional_lstm(x, (kernel, recurrent, bias), (kernel, recurrent, bias), (x, x))

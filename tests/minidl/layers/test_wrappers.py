@@ -7,6 +7,7 @@ import pytest
 
 from minidl.layers.conv import Conv2D
 from minidl.layers.core import Dense, Dropout
+from minidl.layers.base_rnn import reverse_time
 from minidl.layers.input_layer import Input
 from minidl.layers.recurrent import GRU, LSTM, SimpleRNN
 from minidl.layers.serialization import deserialize, serialize
@@ -172,6 +173,49 @@ def test_bidirectional_initial_state():
     np.testing.assert_array_equal(layer([x] + states).numpy(), y)
     with pytest.raises(ValueError, match='even'):
         layer(x, initial_state=states[:3])
+
+
+@pytest.mark.parametrize('merge_mode', ['concat', 'sum', None])
+@pytest.mark.parametrize('return_sequences', [True, False])
+def test_bidirectional_lstm_in_one_loop_equals_the_two_layers(merge_mode, return_sequences):
+    x = Tensor(_random(2, 5, 3), requires_grad=True)
+    layer = Bidirectional(LSTM(4, return_sequences=return_sequences, return_state=True),
+                          merge_mode=merge_mode)
+    layer(x)
+    _randomize(layer)
+
+    def gradients(outputs):
+        loss = sum((out * Tensor(_random(*out.shape, seed=i))).sum()
+                   for i, out in enumerate(outputs))
+        for tensor in [x] + layer.weights:
+            tensor.grad = None
+        loss.backward()
+        return [out.numpy() for out in outputs] + [t.grad.numpy() for t in [x] + layer.weights]
+
+    fused = gradients(layer(x))  # one bidirectional_lstm
+    separate = gradients(_separate_directions(layer, x))
+    for a, b in zip(fused, separate):
+        np.testing.assert_array_equal(a, b)
+
+
+def _separate_directions(layer, x):
+    """The Bidirectional's outputs from its two inner layers, called one after the other."""
+    forward, *forward_states = layer.forward_layer(x)
+    backward, *backward_states = layer.backward_layer(x)
+    if layer.return_sequences:
+        backward = reverse_time(backward)
+    output = layer._merge(forward, backward)
+    output = output if isinstance(output, list) else [output]
+    return output + forward_states + backward_states
+
+
+def test_bidirectional_lstm_with_dropout_trains_through_the_layers():
+    x = _random(2, 5, 3)
+    layer = Bidirectional(LSTM(4, return_sequences=True, dropout=0.5))
+    layer(x)
+    assert layer._fused(training=False) and not layer._fused(training=True)
+    y = layer(Tensor(x), training=True)
+    assert y.shape == (2, 5, 8) and not np.array_equal(y.numpy(), layer(x).numpy())
 
 
 def test_bidirectional_config_round_trip():
