@@ -221,9 +221,13 @@ class Function:
     """
 
     def __call__(self, *inputs):
-        self.xp, float_dtype = _common_module_and_float_dtype(inputs)
-        inputs = tuple(_as_input(x, self.xp, float_dtype) for x in inputs)
-        self.needs_input_grad = tuple(config.grad_enabled and x.requires_grad for x in inputs)
+        if all(isinstance(x, Tensor) for x in inputs):  # the common case: nothing to convert
+            self.xp = arrays.get_array_module(*(x.data for x in inputs))
+        else:
+            self.xp, float_dtype = _common_module_and_float_dtype(inputs)
+            inputs = tuple(_as_input(x, self.xp, float_dtype) for x in inputs)
+        grad_enabled = config.grad_enabled
+        self.needs_input_grad = tuple(grad_enabled and x.requires_grad for x in inputs)
         outputs = self.forward(*(x.data for x in inputs))
         single = not isinstance(outputs, tuple)
         # numpy reductions return scalars, not arrays: keep every tensor's data an array.
@@ -257,7 +261,8 @@ def _backward(root, grad, retain_graph):
     if root.creator is None:
         root._accumulate_grad(grad, shared=True)
         return
-    given = [grad]  # arrays that a leaf may not keep without copying (and kept alive, so ids stay unique)
+    # Arrays that a leaf may not keep without copying, by id (kept alive, so ids stay unique).
+    given = {id(grad): grad}
     pending = {}  # (id(function), output index) -> gradient summed so far
     queue, queued, order = [], set(), itertools.count()
 
@@ -293,8 +298,8 @@ def _backward(root, grad, retain_graph):
                 grad_input = sum_to_shape(grad_input, tensor.shape)
             grad_input = grad_input.astype(tensor.dtype, copy=False)
             if tensor.creator is None:
-                tensor._accumulate_grad(grad_input, shared=any(g is grad_input for g in given))
-                given.append(grad_input)
+                tensor._accumulate_grad(grad_input, shared=id(grad_input) in given)
+                given[id(grad_input)] = grad_input
                 continue
             key = (id(tensor.creator), tensor._output_index)
             pending[key] = grad_input if key not in pending else pending[key] + grad_input

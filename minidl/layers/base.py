@@ -128,8 +128,9 @@ class Layer:
         inputs = map_structure(_as_tensor, inputs)
         shapes = map_structure_tensors(lambda x: x.shape, inputs)
         check_input_specs(self, shapes)  # before build, so bad input creates no weights
-        self._build_once(shapes)
-        check_input_specs(self, shapes)
+        if not self.built:
+            self._build_once(shapes)
+            check_input_specs(self, shapes)  # against the spec that build sets
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
         outputs = self.call(inputs, *args, **kwargs)

@@ -17,8 +17,11 @@ from minidl.optimizers.clipping import clip_gradients
 from minidl.tensor import Tensor
 
 #: Elements per piece when an elementwise update runs on the CPU: the
-#: arrays of one piece stay in the cache between the update's operations.
-_PIECE = 1 << 16
+#: arrays of one piece stay in the cache between the update's operations,
+#: so memory sees each array once. 1 MB of float32 per array (in the shared
+#: last-level cache) beat 256 kB (in the per-core cache): fewer pieces mean
+#: fewer ufunc calls, SGD on W1 0.37 -> 0.30 ms and on W4 45 -> 42 ms.
+_PIECE = 1 << 18
 _KEYWORDS = ('lr', 'decay', 'clipnorm', 'clipvalue', 'global_clipnorm')
 
 

@@ -10,8 +10,8 @@ import numpy as np
 
 import minidl
 
-#: The last shape has more elements than the optimizer's CPU piece (65536).
-SHAPES = [(3, 4), (5,), (260, 260)]
+#: The last shape has more elements than the optimizer's CPU piece (262144).
+SHAPES = [(3, 4), (5,), (520, 520)]
 STEPS = 6
 
 
