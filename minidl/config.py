@@ -11,11 +11,19 @@ Attributes:
         (True). Every CPU kernel is; the flag selects algorithms on the GPU.
     use_cudnn: 'auto' (use cuDNN when it loads), 'always' (fail if it does
         not) or 'never' (plain CuPy kernels). Ignored on the CPU.
+    allow_tf32: Let float32 convolutions and RNNs on the GPU use TF32 tensor
+        cores (faster, about 10 bits of mantissa in products). Off, so that
+        float32 means float32 on every device.
     grad_enabled: Whether operations record the graph for backward. Change it
         with ``minidl.no_grad()`` rather than by hand.
+    cpu_threads: Threads for element-wise work on large CPU arrays (None:
+        from the environment or the core count; see
+        :mod:`minidl.backend.threads`). Results do not depend on it.
 """
 
 default_dtype = 'float32'
 deterministic = True
 use_cudnn = 'auto'
+allow_tf32 = False
 grad_enabled = True
+cpu_threads = None

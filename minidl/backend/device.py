@@ -1,8 +1,11 @@
 """Devices: where a tensor's array lives ('cpu' or 'gpu')."""
 
+import contextlib
+
 import numpy as np
 
-from minidl.backend.arrays import get_array_module
+from minidl.backend.arrays import get_array_module, to_numpy
+from minidl.backend.cuda import runtime
 
 
 class Device:
@@ -29,7 +32,7 @@ class Device:
         """The array module for this device: numpy, or cupy for a GPU."""
         if self.kind == 'cpu':
             return np
-        return _import_cupy()
+        return runtime.require_gpu(self.index)
 
     def __eq__(self, other):
         try:
@@ -48,22 +51,31 @@ class Device:
         return 'cpu' if self.kind == 'cpu' else f'gpu:{self.index}'
 
 
-def _import_cupy():
-    try:
-        import cupy
-    except ImportError as error:
-        raise RuntimeError(
-            "the 'gpu' device needs CuPy: install minidl with the 'gpu' extra "
-            "(pip install minidl[gpu]) on a machine with an NVIDIA GPU") from error
-    return cupy
-
-
 def device_of(array):
     """The Device holding ``array``."""
     xp = get_array_module(array)
     if xp is np:
         return Device('cpu')
     return Device(f'gpu:{array.device.id}')
+
+
+def move(array, device):
+    """``array`` on ``device`` (a Device or its name); the array itself if already there."""
+    device = Device(device)
+    if device.kind == 'cpu':
+        return to_numpy(array)
+    return runtime.to_gpu(array, device.index)
+
+
+def scope_of(array):
+    """A context in which ``array``'s GPU is the current device (does nothing for numpy).
+
+    CuPy runs kernels and allocates on the current device, so work on an
+    array of 'gpu:1' must run inside this scope when another GPU is current.
+    """
+    if isinstance(array, np.ndarray):
+        return contextlib.nullcontext()
+    return array.device
 
 
 _default_device = Device('cpu')
@@ -75,8 +87,16 @@ def get_default_device():
 
 
 def set_default_device(device):
-    """Set the Device on which new tensors and weights are created."""
+    """Set the Device on which new tensors and weights are created.
+
+    A GPU also becomes the current CUDA device, on which CuPy allocates.
+
+    Raises:
+        RuntimeError: The device cannot be used (no CuPy, no GPU, no such
+            index); the message says why, and the default stays as it was.
+    """
     global _default_device
     device = Device(device)
-    device.xp  # fail now, with a clear message, if the device cannot be used
+    if device.kind == 'gpu':
+        runtime.use_gpu(device.index)
     _default_device = device

@@ -11,12 +11,16 @@ whole script repeatable from one seed.
 
 import numpy as np
 
+from minidl.backend.cuda import random as device_random
+
 
 class Generator:
     """A seeded random stream (PCG64) whose draws are identical on every device.
 
-    Draws are made on the host and then moved to the requested array module,
-    so a CPU run and a GPU run with the same seed see the same numbers.
+    Uniform and Bernoulli draws for a GPU are made on the GPU, by a kernel
+    that reproduces the host's stream (``minidl.backend.cuda.random``); the
+    others are made on the host and copied. Either way a CPU run and a GPU
+    run with the same seed see the same numbers.
 
     Args:
         seed: Integer seed, or None for the seed 0.
@@ -34,8 +38,9 @@ class Generator:
 
     def uniform(self, shape, low=0.0, high=1.0, dtype='float32', xp=np):
         """Uniform draws in [low, high)."""
-        values = self._rng.uniform(low, high, size=shape).astype(dtype, copy=False)
-        return xp.asarray(values)
+        if xp is not np:
+            return device_random.uniform(self._rng.bit_generator, shape, low, high).astype(dtype)
+        return self._rng.uniform(low, high, size=shape).astype(dtype, copy=False)
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype='float32', xp=np):
         """Normal draws with the given mean and standard deviation."""
@@ -53,7 +58,9 @@ class Generator:
 
     def bernoulli(self, shape, p, xp=np):
         """Boolean mask whose entries are True with probability ``p``."""
-        return xp.asarray(self._rng.random(size=shape) < p)
+        if xp is not np:
+            return device_random.uniform(self._rng.bit_generator, shape) < p
+        return self._rng.random(size=shape) < p
 
     def permutation(self, n, xp=np):
         """A random permutation of ``range(n)`` (int64)."""
