@@ -13,7 +13,7 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, transposed
+from minidl.functions.rnn import _Recurrence, by_step, check_arguments, recurrence, transposed
 
 
 class LSTM(_Recurrence):
@@ -32,20 +32,21 @@ class LSTM(_Recurrence):
         recurrent_kernels = recurrent_kernels * self.scale
         recurrent = xp.empty_like(gates[:, 0])
         product = xp.empty_like(hidden[:, 0])
+        multiply, tanh, matmul = xp.multiply, xp.tanh, xp.matmul
+        steps = by_step(gates, *(blocks[..., k, :] for k in range(4)), hidden[:, :-1],
+                        hidden[:, 1:], cells[:, :-1], cells[:, 1:], tanh_cells)
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(gates.shape[1]):
-                xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent)
-                step = gates[:, t]
+            for step, i, f, g, o, h, h_next, c, c_next, tanh_c in steps:
+                matmul(h, recurrent_kernels, out=recurrent)
                 step += recurrent
                 self._sigmoid_(step)
-                i, f, g, o = (blocks[:, t, :, k] for k in range(4))
                 g *= 2  # tanh(z) = 2 sigmoid(2z) - 1
                 g -= 1
-                xp.multiply(f, cells[:, t], out=cells[:, t + 1])
-                xp.multiply(i, g, out=product)
-                cells[:, t + 1] += product
-                xp.tanh(cells[:, t + 1], out=tanh_cells[:, t])
-                xp.multiply(o, tanh_cells[:, t], out=hidden[:, t + 1])
+                multiply(f, c, out=c_next)
+                multiply(i, g, out=product)
+                c_next += product
+                tanh(c_next, out=tanh_c)
+                multiply(o, tanh_c, out=h_next)
         self.activations, self.hidden = blocks, hidden
         self.cells, self.tanh_cells = cells, tanh_cells
         return hidden, (cells[:, -1],)
@@ -71,19 +72,21 @@ class LSTM(_Recurrence):
 
         grad_h, grad_c = grad_finals
         dc = xp.empty_like(grad_c)
-        count, batch = grad_h.shape[:2]
-        recurrent_t = transposed(self.recurrent_kernels)
-        for t in reversed(range(blocks.shape[1])):
-            dh = grad_hidden[:, t]
-            dh += grad_h
-            xp.multiply(dh, o_factor[:, t], out=dc)
-            dc += grad_c
-            # Each step's factors are used once: they become its gradients in place.
-            factors[:, t, :, :3] *= dc[:, :, None]
-            factors[:, t, :, 3] *= dh
-            xp.multiply(dc, f[:, t], out=grad_c)
-            xp.matmul(factors[:, t].reshape(count, batch, -1), recurrent_t, out=grad_h)
+        dc_per_gate = dc[:, :, None]
         grad_gates = factors.reshape(factors.shape[:3] + (-1,))
+        recurrent_t = transposed(self.recurrent_kernels)
+        multiply, matmul = xp.multiply, xp.matmul
+        # Each step's factors are used once: they become its gradients in place.
+        steps = by_step(grad_hidden, o_factor, f, factors[..., :3, :], factors[..., 3, :],
+                        grad_gates, reverse=True)
+        for dh, o_factor_t, f_t, cell_gates, output_gate, grad_step in steps:
+            dh += grad_h
+            multiply(dh, o_factor_t, out=dc)
+            dc += grad_c
+            cell_gates *= dc_per_gate
+            output_gate *= dh
+            multiply(dc, f_t, out=grad_c)
+            matmul(grad_step, recurrent_t, out=grad_h)
         grad_recurrent = None
         if self._needs_grad(1):
             grad_recurrent = self._weight_gradient(self.hidden[:, :-1], grad_gates)
