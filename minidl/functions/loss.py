@@ -26,7 +26,7 @@ class SoftmaxCrossEntropy(Function):
         shifted, log_total, self.probabilities = _log_softmax_parts(
             xp, logits, axis, with_softmax=self.needs_input_grad[1])
         if self.sparse:
-            self.labels = xp.expand_dims(labels, axis)
+            self.labels = labels.reshape(log_total.shape)  # the class axis kept, of size 1
             loss = log_total - xp.take_along_axis(shifted, self.labels, axis=axis)
         else:
             self.labels = labels.astype(logits.dtype, copy=False)
@@ -38,17 +38,18 @@ class SoftmaxCrossEntropy(Function):
 
     def backward(self, grad):
         xp = self.xp
-        grad = xp.expand_dims(grad, self.axis)
+        axis = self.axis
+        grad = grad.reshape(grad.shape[:axis] + (1,) + grad.shape[axis:])  # the class axis back
         grad_labels = grad_logits = None
         if self.needs_input_grad[1]:
             if self.sparse:
                 shape = [1] * self.probabilities.ndim
-                shape[self.axis] = self.probabilities.shape[self.axis]
-                target = xp.arange(shape[self.axis]).reshape(shape) == self.labels
+                shape[axis] = self.probabilities.shape[axis]
+                target = xp.arange(shape[axis]).reshape(shape) == self.labels
                 grad_logits = self.probabilities - target
             else:
                 # Targets need not sum to one: d/dx -sum(t log softmax(x)) = softmax * sum(t) - t.
-                grad_logits = self.probabilities * self.labels.sum(axis=self.axis, keepdims=True)
+                grad_logits = self.probabilities * self.labels.sum(axis=axis, keepdims=True)
                 grad_logits -= self.labels
             grad_logits *= grad
         if self.needs_input_grad[0]:
