@@ -221,22 +221,25 @@ class Function:
     """
 
     def __call__(self, *inputs):
-        if all(isinstance(x, Tensor) for x in inputs):  # the common case: nothing to convert
-            self.xp = arrays.get_array_module(*(x.data for x in inputs))
+        # List comprehensions rather than generators: this runs for every operation.
+        data = [x.data for x in inputs if isinstance(x, Tensor)]
+        if len(data) == len(inputs):  # the common case: nothing to convert
+            self.xp = arrays.get_array_module(*data)
         else:
             self.xp, float_dtype = _common_module_and_float_dtype(inputs)
-            inputs = tuple(_as_input(x, self.xp, float_dtype) for x in inputs)
+            inputs = tuple([_as_input(x, self.xp, float_dtype) for x in inputs])
+            data = [x.data for x in inputs]
         grad_enabled = config.grad_enabled
-        self.needs_input_grad = tuple(grad_enabled and x.requires_grad for x in inputs)
-        outputs = self.forward(*(x.data for x in inputs))
+        self.needs_input_grad = tuple([grad_enabled and x.requires_grad for x in inputs])
+        outputs = self.forward(*data)
         single = not isinstance(outputs, tuple)
         # numpy reductions return scalars, not arrays: keep every tensor's data an array.
-        outputs = tuple(self.xp.asarray(y) for y in ((outputs,) if single else outputs))
-        results = tuple(Tensor._wrap(y) for y in outputs)
+        outputs = [self.xp.asarray(y) for y in ((outputs,) if single else outputs)]
+        results = tuple([Tensor._wrap(y) for y in outputs])
         if any(self.needs_input_grad):
             self.inputs = inputs
-            self.generation = max(x._generation for x in inputs)
-            self._output_meta = tuple((y.shape, y.dtype) for y in outputs)
+            self.generation = max([x._generation for x in inputs])
+            self._output_meta = tuple([(y.shape, y.dtype) for y in outputs])
             for index, result in enumerate(results):
                 if result.data.dtype.kind == 'f':
                     result.requires_grad = True
@@ -280,11 +283,10 @@ def _backward(root, grad, retain_graph):
             raise RuntimeError('backward through a graph whose saved arrays were already '
                                'freed; pass retain_graph=True to the first backward()')
         xp = function.xp
-        grad_outputs = tuple(
-            pending.pop((id(function), i), None) for i in range(len(function._output_meta)))
-        grad_outputs = tuple(
-            xp.zeros(shape, dtype) if g is None else g
-            for g, (shape, dtype) in zip(grad_outputs, function._output_meta))
+        grad_outputs = [pending.pop((id(function), i), None)
+                        for i in range(len(function._output_meta))]
+        grad_outputs = [xp.zeros(shape, dtype) if g is None else g
+                        for g, (shape, dtype) in zip(grad_outputs, function._output_meta)]
         grad_inputs = function.backward(*grad_outputs)
         if not isinstance(grad_inputs, tuple):
             grad_inputs = (grad_inputs,)
