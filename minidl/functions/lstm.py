@@ -26,7 +26,8 @@ class LSTM(_Recurrence):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
         cells = self._state_buffer(gates, states[1])
-        tanh_cells = xp.empty_like(hidden[:, 1:])
+        # Backward needs tanh(c_t); without it, tanh(c_t) goes where h_t = o * tanh(c_t) goes.
+        tanh_cells = xp.empty_like(hidden[:, 1:]) if any(self.needs_input_grad) else hidden[:, 1:]
         blocks = gates.reshape(gates.shape[:3] + (4, -1))
         self.recurrent_kernels = recurrent_kernels
         recurrent_kernels = recurrent_kernels * self.scale

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from minidl import Tensor
+from minidl import Tensor, no_grad
 from minidl.functions.lstm import LSTM, bidirectional_lstm, lstm
 from tests.gradcases import GradCase, random, run_gradcheck
 from tests.minidl.functions.test_rnn import (
@@ -146,3 +146,13 @@ def test_bidirectional_rejects_mismatched_directions():
         bidirectional_lstm(x, (kernel, recurrent, bias), (kernel, recurrent, None))
     with pytest.raises(ValueError, match='four states'):
         bidirectional_lstm(x, (kernel, recurrent, bias), (kernel, recurrent, bias), (x, x))
+
+
+def test_inference_gives_the_same_bits_as_training():
+    x, kernel, recurrent, bias, h0, normal = sequence_problem(4)
+    c0 = normal(3, 5)
+    with no_grad():
+        inferred = lstm(x, kernel, recurrent, bias, (h0, c0))
+    trained = lstm(Tensor(x, requires_grad=True), kernel, recurrent, bias, (h0, c0))
+    for a, b in zip(inferred, trained):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
