@@ -14,7 +14,7 @@ loop and layouts are described in ``rnn.py``.
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, check_arguments, recurrence, transposed
+from minidl.functions.rnn import _Recurrence, by_step, check_arguments, recurrence, transposed
 
 
 class _GRU(_Recurrence):
@@ -22,9 +22,9 @@ class _GRU(_Recurrence):
 
     block_scales = (-1, -1, 1)  # sigmoid z and r through one exp; the candidate unscaled
 
-    def _update(self, hidden, t, z, candidate):
+    def _update(self, h, h_next, z, candidate):
         """``h_t = z * h_{t-1} + (1 - z) * n``, as ``n + z * (h_{t-1} - n)``."""
-        state = self.xp.subtract(hidden[:, t], candidate, out=hidden[:, t + 1])
+        state = self.xp.subtract(h, candidate, out=h_next)
         state *= z
         state += candidate
 
@@ -58,19 +58,20 @@ class GRUResetAfter(_GRU):
         recurrent_bias = None if biases is None else biases[:, None, 1] * self.scale
         width = 2 * recurrent_kernels.shape[1]
         product = xp.empty_like(hidden[:, 0])
+        steps = by_step(gates, recurrent, *(blocks[..., k, :] for k in range(3)),
+                        recurrent_blocks[..., 2, :], hidden[:, :-1], hidden[:, 1:])
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(gates.shape[1]):
-                xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent[:, t])
+            for step, recurrent_step, z, r, candidate, recurrent_candidate, h, h_next in steps:
+                xp.matmul(h, recurrent_kernels, out=recurrent_step)
                 if recurrent_bias is not None:
-                    recurrent[:, t] += recurrent_bias
-                update_reset = gates[:, t, :, :width]
-                update_reset += recurrent[:, t, :, :width]
+                    recurrent_step += recurrent_bias
+                update_reset = step[..., :width]
+                update_reset += recurrent_step[..., :width]
                 self._sigmoid_(update_reset)
-                z, r, candidate = (blocks[:, t, :, k] for k in range(3))
-                xp.multiply(r, recurrent_blocks[:, t, :, 2], out=product)
+                xp.multiply(r, recurrent_candidate, out=product)
                 candidate += product
                 xp.tanh(candidate, out=candidate)
-                self._update(hidden, t, z, candidate)
+                self._update(h, h_next, z, candidate)
         self.activations, self.hidden, self.recurrent = blocks, hidden, recurrent_blocks
         return hidden, ()
 
@@ -88,14 +89,14 @@ class GRUResetAfter(_GRU):
 
         carry = grad_finals[0]
         product = xp.empty_like(carry)
-        count, batch = carry.shape[:2]
         recurrent_t = transposed(self.recurrent_kernels)
-        for t in reversed(range(blocks.shape[1])):
-            dh = grad_hidden[:, t]
+        steps = by_step(grad_hidden, factors, factors.reshape(factors.shape[:3] + (-1,)), z,
+                        reverse=True)
+        for dh, step_factors, grad_step, z_t in steps:
             dh += carry
-            factors[:, t] *= dh[:, :, None]  # used once: the step's gradients, in place
-            xp.matmul(factors[:, t].reshape(count, batch, -1), recurrent_t, out=carry)
-            xp.multiply(dh, z[:, t], out=product)
+            step_factors *= dh[:, :, None]  # used once: the step's gradients, in place
+            xp.matmul(grad_step, recurrent_t, out=carry)
+            xp.multiply(dh, z_t, out=product)
             carry += product
         grad_gates = factors.reshape(factors.shape[:3] + (-1,))
         grad_recurrent = grad_recurrent_bias = None
@@ -122,18 +123,19 @@ class GRUResetBefore(_GRU):
         reset_hidden = xp.empty_like(hidden[:, 1:])  # r * h_{t-1}, kept for backward
         recurrent = xp.empty_like(gates[:, 0, :, :width])
         product = xp.empty_like(hidden[:, 0])
+        steps = by_step(gates, *(blocks[..., k, :] for k in range(3)), hidden[:, :-1],
+                        hidden[:, 1:], reset_hidden)
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for t in range(gates.shape[1]):
-                xp.matmul(hidden[:, t], gate_kernels, out=recurrent)
-                update_reset = gates[:, t, :, :width]
+            for step, z, r, candidate, h, h_next, reset_h in steps:
+                xp.matmul(h, gate_kernels, out=recurrent)
+                update_reset = step[..., :width]
                 update_reset += recurrent
                 self._sigmoid_(update_reset)
-                z, r, candidate = (blocks[:, t, :, k] for k in range(3))
-                xp.multiply(r, hidden[:, t], out=reset_hidden[:, t])
-                xp.matmul(reset_hidden[:, t], candidate_kernels, out=product)
+                xp.multiply(r, h, out=reset_h)
+                xp.matmul(reset_h, candidate_kernels, out=product)
                 candidate += product
                 xp.tanh(candidate, out=candidate)
-                self._update(hidden, t, z, candidate)
+                self._update(h, h_next, z, candidate)
         self.activations, self.hidden, self.reset_hidden = blocks, hidden, reset_hidden
         return hidden, ()
 
@@ -148,22 +150,24 @@ class GRUResetBefore(_GRU):
         grad_blocks = xp.empty_like(blocks)
         carry = grad_finals[0]
         grad_reset_hidden, product = xp.empty_like(carry), xp.empty_like(carry)
-        count, batch, units = carry.shape
-        width = 2 * units
+        width = 2 * carry.shape[-1]
         gate_kernels_t = transposed(self.recurrent_kernels[..., :width])
         candidate_kernels_t = transposed(self.recurrent_kernels[..., width:])
-        for t in reversed(range(blocks.shape[1])):
-            dh = grad_hidden[:, t]
+        steps = by_step(grad_hidden, candidate_factor, update_factor, reset_factor, r, z,
+                        *(grad_blocks[..., k, :] for k in range(3)),
+                        grad_blocks[..., :2, :].reshape(grad_blocks.shape[:3] + (width,)),
+                        reverse=True)
+        for (dh, candidate_t, update_t, reset_t, r_t, z_t, grad_update, grad_reset,
+             grad_candidate, grad_update_reset) in steps:
             dh += carry
-            xp.multiply(dh, candidate_factor[:, t], out=grad_blocks[:, t, :, 2])
-            xp.matmul(grad_blocks[:, t, :, 2], candidate_kernels_t, out=grad_reset_hidden)
-            xp.multiply(dh, update_factor[:, t], out=grad_blocks[:, t, :, 0])
-            xp.multiply(grad_reset_hidden, reset_factor[:, t], out=grad_blocks[:, t, :, 1])
-            gate_grads = grad_blocks[:, t, :, :2].reshape(count, batch, width)
-            xp.matmul(gate_grads, gate_kernels_t, out=carry)
-            xp.multiply(grad_reset_hidden, r[:, t], out=product)
+            xp.multiply(dh, candidate_t, out=grad_candidate)
+            xp.matmul(grad_candidate, candidate_kernels_t, out=grad_reset_hidden)
+            xp.multiply(dh, update_t, out=grad_update)
+            xp.multiply(grad_reset_hidden, reset_t, out=grad_reset)
+            xp.matmul(grad_update_reset, gate_kernels_t, out=carry)
+            xp.multiply(grad_reset_hidden, r_t, out=product)
             carry += product
-            xp.multiply(dh, z[:, t], out=product)
+            xp.multiply(dh, z_t, out=product)
             carry += product
         grad_gates = grad_blocks.reshape(grad_blocks.shape[:3] + (-1,))
         grad_recurrent = None

@@ -196,9 +196,9 @@ class SimpleRNN(_Recurrence):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])
         recurrent = xp.empty_like(hidden[:, 0])
-        for t in range(gates.shape[1]):
-            xp.matmul(hidden[:, t], recurrent_kernels, out=recurrent)
-            state = xp.add(gates[:, t], recurrent, out=hidden[:, t + 1])
+        for step, h, h_next in by_step(gates, hidden[:, :-1], hidden[:, 1:]):
+            xp.matmul(h, recurrent_kernels, out=recurrent)
+            state = xp.add(step, recurrent, out=h_next)
             if self.activation == 'tanh':
                 xp.tanh(state, out=state)
             elif self.activation == 'relu':
@@ -211,18 +211,18 @@ class SimpleRNN(_Recurrence):
         states = hidden[:, 1:]
         # The activation's derivative, from its output, for all steps at once.
         if self.activation == 'tanh':
-            derivative = 1 - states * states
+            derivatives = (1 - states * states,)
         elif self.activation == 'relu':
-            derivative = (states > 0).astype(states.dtype)
+            derivatives = ((states > 0).astype(states.dtype),)
         else:
-            derivative = None
+            derivatives = ()
         carry = grad_finals[0]
         recurrent_t = transposed(self.recurrent_kernels)
-        for t in reversed(range(states.shape[1])):
-            step = grad_hidden[:, t]
+        # grad_hidden becomes the gradient of the pre-activations, step by step.
+        for step, *derivative in by_step(grad_hidden, *derivatives, reverse=True):
             step += carry
-            if derivative is not None:
-                step *= derivative[:, t]
+            if derivative:
+                step *= derivative[0]
             xp.matmul(step, recurrent_t, out=carry)
         grad_recurrent = None
         if self._needs_grad(1):
