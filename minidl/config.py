@@ -16,9 +16,6 @@ Attributes:
         float32 means float32 on every device.
     grad_enabled: Whether operations record the graph for backward. Change it
         with ``minidl.no_grad()`` rather than by hand.
-    cpu_threads: Threads for element-wise work on large CPU arrays (None:
-        from the environment or the core count; see
-        :mod:`minidl.backend.threads`). Results do not depend on it.
 """
 
 default_dtype = 'float32'
@@ -26,4 +23,3 @@ deterministic = True
 use_cudnn = 'auto'
 allow_tf32 = False
 grad_enabled = True
-cpu_threads = None
