@@ -31,7 +31,7 @@ def test_run_parts_returns_results_in_part_order(monkeypatch, thread_count):
     expected = [(part.start, part.stop) for part in threads.split(7, int(thread_count))]
     assert results == expected
     if thread_count == '3' and threads._set_blas_threads_local() is not None:
-        assert len(names) == 3  # the parts really ran on separate threads
+        assert len(names) >= 2  # the first part on the caller, the others on the pool
 
 
 def test_an_error_in_any_part_is_raised(monkeypatch):
