@@ -22,7 +22,6 @@ would multiply the zeros between strided outputs, so it keeps col2im.)
 
 import numpy as np
 
-from minidl.backend.threads import run_parts
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
 from minidl.tensor import Function
@@ -34,15 +33,12 @@ class Conv2D(Function):
     Inputs are ``x`` (NHWC, or NCHW when ``channels_first``), ``kernel``
     ``(kh, kw, in, out)`` and optionally ``bias`` ``(out,)``.
 
-    On the host the batch is cut into one part of images per core, each
-    part's im2col copies and products running on its own thread
-    (:func:`~minidl.backend.threads.run_parts`): the copies are as costly as
-    the products on few channels, and numpy would make them on one core.
-    Within a part, images go in chunks whose im2col matrix is about
-    ``CHUNK_BYTES``, so that each matrix is still in cache when its product
-    reads it. Backward rebuilds the matrices from the saved input, which is
-    cheaper than reading them back from memory and keeps a network's saved
-    state to its activations.
+    The batch is processed in chunks of images whose im2col matrix is about
+    ``CHUNK_BYTES``, so that each matrix is still in cache when its GEMM
+    reads it: small-channel layers are otherwise bound by memory traffic.
+    When the batch needs several chunks their matrices are not kept: backward
+    rebuilds them from the saved input, which is cheaper than reading them
+    back from memory and keeps a network's saved state to its activations.
     """
 
     CHUNK_BYTES = 4 << 20
@@ -71,47 +67,42 @@ class Conv2D(Function):
             size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
         self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
             x.shape[1:3], zip((kh, kw), self.strides, self.dilations)))
-        self.x = x if self.needs_input_grad[1] else None  # the kernel gradient's columns
-        y = self._convolve(x, kernel.reshape(kh * kw * c, out), self.strides, self.out_size,
-                           *bias)
+        y, columns, self.chunk = self._convolve(
+            x, kernel.reshape(kh * kw * c, out), self.strides, self.out_size, *bias)
+        # The kernel gradient needs the columns: keep a single chunk's, or
+        # else the input to rebuild them from.
+        keep = self.needs_input_grad[1]
+        single = self.chunk >= n
+        self.columns = columns if keep and single else None
+        self.x = x if keep and not single else None
         y = y.reshape(n, *self.out_size, out)
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
 
-    def _in_chunks(self, images, positions, width, function):
-        """Call ``function(chunk)`` on cache-sized slices of the ``images`` slice.
-
-        An image's im2col matrix has ``positions`` rows of ``width`` values.
-        """
-        size = max(1, self.CHUNK_BYTES // (positions * width * self.kernel.dtype.itemsize))
-        for start in range(images.start, images.stop, size):
-            function(slice(start, min(start + size, images.stop)))
-
-    def _run_parts(self, work):
-        return run_parts(work, self.in_shape[0], parallel=self.xp is np)
-
     def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
-        """``im2col(x) @ kernel_matrix (+ bias)``: the ``(N*OH*OW, out)`` product."""
+        """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
+
+        Returns:
+            The ``(N*OH*OW, out)`` product, the last chunk's im2col matrix
+            and the number of images per chunk.
+        """
         xp = self.xp
-        positions = out_size[0] * out_size[1]
-        y = xp.empty((x.shape[0] * positions, kernel_matrix.shape[1]),
-                     dtype=xp.result_type(x, kernel_matrix))
+        n, rows = x.shape[0], out_size[0] * out_size[1]
+        dtype = xp.result_type(x, kernel_matrix)
+        chunk = max(1, self.CHUNK_BYTES // (rows * kernel_matrix.shape[0] * dtype.itemsize))
+        y = xp.empty((n * rows, kernel_matrix.shape[1]), dtype=dtype)
         if bias is not None:
             # Added one output row (OW pixels) at a time: far fewer, longer
             # runs than one pixel's few channels at a time.
-            row_bias = xp.tile(bias.astype(y.dtype, copy=False), out_size[1])
-
-        def convolve(images):
-            columns = im2col(xp, x[images], out_size, self.kernel.shape[:2], strides,
-                             self.dilations)
-            y_chunk = y[images.start * positions:images.stop * positions]
+            row_bias = xp.tile(bias.astype(dtype, copy=False), out_size[1])
+        for start in range(0, n, chunk):
+            columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:2],
+                             strides, self.dilations)
+            y_chunk = y[start * rows:(start + chunk) * rows]
             xp.matmul(columns, kernel_matrix, out=y_chunk)
             if bias is not None:
                 y_rows = y_chunk.reshape(-1, row_bias.size)
                 y_rows += row_bias
-
-        self._run_parts(
-            lambda part: self._in_chunks(part, positions, kernel_matrix.shape[0], convolve))
-        return y
+        return y, columns, chunk
 
     def backward(self, grad):
         xp = self.xp
@@ -132,31 +123,16 @@ class Conv2D(Function):
         return (grad_x, grad_kernel, grad_bias)[:len(self.needs_input_grad)]
 
     def _kernel_grad(self, grad_rows):
-        """``columns.T @ grad``; chunks and parts are summed in a fixed order."""
-        kh, kw, c, _ = self.kernel.shape
-        positions = self.out_size[0] * self.out_size[1]
-
-        def kernel_grad(part):
-            sums = []
-
-            def add(images):
-                columns = im2col(self.xp, self.x[images], self.out_size, (kh, kw),
-                                 self.strides, self.dilations)
-                product = columns.T @ grad_rows[images.start * positions:
-                                                images.stop * positions]
-                if sums:
-                    sums[0] += product
-                else:
-                    sums.append(product)
-
-            self._in_chunks(part, positions, kh * kw * c, add)
-            return sums[0]
-
-        partials = self._run_parts(kernel_grad)
-        total = partials[0]
-        for partial in partials[1:]:
-            total += partial
-        return total
+        """``columns.T @ grad``, summed chunk by chunk in a fixed order: deterministic."""
+        rows = self.out_size[0] * self.out_size[1]
+        grad_kernel = None
+        for start in range(0, self.in_shape[0], self.chunk):
+            columns = self.columns if self.x is None else im2col(
+                self.xp, self.x[start:start + self.chunk], self.out_size,
+                self.kernel.shape[:2], self.strides, self.dilations)
+            part = columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
+            grad_kernel = part if grad_kernel is None else grad_kernel + part
+        return grad_kernel
 
     def _input_grad(self, grad):
         """The (N, H, W, C) input gradient of the NHWC output gradient ``grad``."""
@@ -169,10 +145,11 @@ class Conv2D(Function):
         padded = pad_spatial(self.xp, grad, pads, (1, 2))
         flipped = self.kernel[::-1, ::-1].transpose(0, 1, 3, 2)  # (kh, kw, out, in)
         matrix = self.xp.ascontiguousarray(flipped).reshape(kh * kw * out, c)
-        return self._convolve(padded, matrix, (1, 1), self.in_shape[1:3]).reshape(self.in_shape)
+        grad_x, _, _ = self._convolve(padded, matrix, (1, 1), self.in_shape[1:3])
+        return grad_x.reshape(self.in_shape)
 
     def _col2im(self, grad_rows):
-        """The input gradient by col2im (strided or wide convolutions).
+        """The input gradient by col2im, for strided convolutions.
 
         ``grad @ kernel_matrix.T`` is formed one kernel offset's (rows, C)
         column block at a time, so that each block is contiguous and is added
@@ -181,7 +158,7 @@ class Conv2D(Function):
         """
         xp = self.xp
         grad_x = xp.zeros(self.in_shape, dtype=grad_rows.dtype)
-        kh, kw, c, _ = self.kernel.shape
+        kh, kw = self.kernel.shape[:2]
         row_pairs, col_pairs = (
             offset_slices(*args) for args in zip(
                 self.in_shape[1:3], self.pads, (kh, kw), self.strides, self.dilations,
@@ -189,17 +166,14 @@ class Conv2D(Function):
         pairs = [(i, j, row_pair, col_pair) for i, row_pair in enumerate(row_pairs)
                  for j, col_pair in enumerate(col_pairs)
                  if row_pair is not None and col_pair is not None]
-        positions = self.out_size[0] * self.out_size[1]
-
-        def add_blocks(images):
-            grad_chunk = grad_rows[images.start * positions:images.stop * positions]
-            grad_x_chunk = grad_x[images]
+        rows = self.out_size[0] * self.out_size[1]
+        for start in range(0, self.in_shape[0], self.chunk):
+            grad_chunk = grad_rows[start * rows:(start + self.chunk) * rows]
+            grad_x_chunk = grad_x[start:start + self.chunk]
             for i, j, row_pair, col_pair in pairs:
                 block = (grad_chunk @ self.kernel[i, j].T).reshape(
-                    grad_x_chunk.shape[0], *self.out_size, c)
+                    grad_x_chunk.shape[0], *self.out_size, -1)
                 grad_x_chunk[:, row_pair[0], col_pair[0]] += block[:, row_pair[1], col_pair[1]]
-
-        self._run_parts(lambda part: self._in_chunks(part, positions, kh * kw * c, add_blocks))
         return grad_x
 
 

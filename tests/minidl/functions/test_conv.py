@@ -38,15 +38,11 @@ def torch():
     return pytest.importorskip('torch')
 
 
-@pytest.fixture(params=['whole-batch-one-thread', 'chunked-threads'])
+@pytest.fixture(params=[False, True], ids=['whole-batch', 'chunked'])
 def chunking(request, monkeypatch):
-    """Run a test with the batch in one part and one chunk, and again with the
-    batch split over threads and every image in its own im2col chunk."""
-    if request.param == 'chunked-threads':
-        monkeypatch.setenv('MINIDL_NUM_THREADS', '3')
+    """Run a test as is, and again with every image in its own im2col chunk."""
+    if request.param:
         monkeypatch.setattr(Conv2D, 'CHUNK_BYTES', 1)
-    else:
-        monkeypatch.setenv('MINIDL_NUM_THREADS', '1')
 
 
 @pytest.fixture(params=['by-convolution', 'by-col2im'])
