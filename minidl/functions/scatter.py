@@ -8,6 +8,7 @@ the same bits on every run, whatever the other indices are.
 """
 
 from minidl.backend import get_array_module
+from minidl.backend.segments import segment_sum
 
 
 def index_add(indices, values, num_rows):
@@ -50,5 +51,5 @@ def index_add(indices, values, num_rows):
     is_start[0] = True
     xp.not_equal(sorted_indices[1:], sorted_indices[:-1], out=is_start[1:])
     starts = xp.flatnonzero(is_start)
-    output[sorted_indices[starts]] = xp.add.reduceat(sorted_values, starts, axis=0)
+    output[sorted_indices[starts]] = segment_sum(sorted_values, starts)
     return output
