@@ -34,14 +34,14 @@ def data(count, seed):
     return x, np.eye(3, dtype='float32')[labels]
 
 
-def mlp(normalization):
-    minidl.set_seed(3)
+def mlp(normalization, seed):
+    minidl.set_seed(seed)
     return Sequential([Flatten(input_shape=(6, 6, 1)), Dense(16, activation='tanh'),
                        normalization(), Dense(3, activation='softmax')])
 
 
-def convnet():
-    minidl.set_seed(4)
+def convnet(seed):
+    minidl.set_seed(seed)
     return Sequential([Conv2D(4, 3, input_shape=(6, 6, 1)), BatchNormalization(),
                        MaxPooling2D(), Flatten(), Dropout(0.3), Dense(8, activation='relu'),
                        Dropout(0.2, seed=11), Dense(3, activation='softmax')])
@@ -67,18 +67,19 @@ def main(mode, output):
     x_val, y_val = data(37, 1)
     summary, callbacks = {}, []
     if mode == 'invariant':
-        model = convnet()
+        model = convnet(4 + rank)
         model.compile(wrap(SGD(0.1, momentum=0.9), micro_shards=4), 'categorical_crossentropy',
                       metrics=['accuracy'])
         verbose = 0
     else:
-        model = mlp(normalization)
+        model = mlp(normalization, 3 + rank)
         model.compile(wrap(Adam(0.01)), 'categorical_crossentropy', metrics=['accuracy'])
         verbose = 2 if mode == 'plain' else 0
         callbacks = [CSVLogger(str(output / f'log_rank{rank}.csv')),
                      ModelCheckpoint(str(output / f'checkpoint_rank{rank}.h5'))]
-    # Before training every rank has rank 0's (the seeded) weights: evaluate and
-    # predict must then give one process's values.
+    # Each rank seeded its weights and generators differently (3 + rank): only
+    # the broadcast of rank 0's makes evaluate and predict give one process's
+    # values before training, and training follow one process's.
     summary['evaluate_initial'] = model.evaluate(x_val, y_val, batch_size=8, verbose=0)
     summary['predict_initial'] = model.predict(x_val, batch_size=16).tolist()
     history = model.fit(x, y, batch_size=32, epochs=3, verbose=verbose, callbacks=callbacks,
