@@ -95,7 +95,7 @@ def test_train_on_batch_and_test_on_batch():
     before = model.test_on_batch(x, y)
     loss = model.train_on_batch(x, y)
     reference = torch.nn.functional.cross_entropy(net(torch.tensor(x)), torch.tensor(y))
-    assert loss == pytest.approx(float(reference), rel=1e-6)
+    assert loss == pytest.approx(reference.item(), rel=1e-6)
     assert before == pytest.approx(loss, rel=1e-6)
     reference.backward()
     with torch.no_grad():
