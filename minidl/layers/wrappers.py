@@ -193,10 +193,7 @@ class Bidirectional(Wrapper):
             forward, backward = forward[0], backward[0]
         if self.return_sequences:
             backward = reverse_time(backward, 0 if self.forward_layer.time_major else 1)
-        output = self._merge(forward, backward)
-        if not self.return_state:
-            return output
-        return (output if self.merge_mode is None else [output]) + states
+        return self._with_states(self._merge(forward, backward), states)
 
     def _fused(self, training):
         """Whether both directions can run in one ``bidirectional_lstm``."""
@@ -225,9 +222,13 @@ class Bidirectional(Wrapper):
                                  F.getitem(sequences, (Ellipsis, slice(units, None))))
         else:
             output = self._merge(final_states[0], final_states[2])
+        return self._with_states(output, final_states)
+
+    def _with_states(self, output, states):
+        """The layer's result: the merged output, then the final states if asked for."""
         if not self.return_state:
             return output
-        return (output if self.merge_mode is None else [output]) + final_states
+        return (output if self.merge_mode is None else [output]) + states
 
     def _merge(self, forward, backward):
         if self.merge_mode == 'concat':
