@@ -39,7 +39,8 @@ class Generator:
     def uniform(self, shape, low=0.0, high=1.0, dtype='float32', xp=np):
         """Uniform draws in [low, high)."""
         if xp is not np:
-            return device_random.uniform(self._rng.bit_generator, shape, low, high).astype(dtype)
+            return device_random.uniform(self._rng.bit_generator, shape, low, high).astype(
+                dtype, copy=False)
         return self._rng.uniform(low, high, size=shape).astype(dtype, copy=False)
 
     def normal(self, shape, mean=0.0, stddev=1.0, dtype='float32', xp=np):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from minidl.backend.arrays import get_array_module
+from minidl.backend.cuda import segments as device_segments
 
 
 def segment_sum(values, starts):
@@ -25,5 +26,4 @@ def segment_sum(values, starts):
     """
     if get_array_module(values, starts) is np:
         return np.add.reduceat(values, starts, axis=0)
-    from minidl.backend.cuda import segments
-    return segments.segment_sum(values, starts)
+    return device_segments.segment_sum(values, starts)

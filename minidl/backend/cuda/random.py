@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from minidl.backend.cuda.runtime import current_device_index, require_gpu
+from minidl.backend.cuda.runtime import require_gpu
 
 MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645  # numpy's PCG64 (PCG_DEFAULT_MULTIPLIER_128)
 MASK = (1 << 128) - 1
@@ -96,8 +96,9 @@ def skip(bit_generator, steps):
 
 
 @functools.cache
-def _kernel(device_index):
-    return require_gpu(device_index).RawKernel(_SOURCE, 'minidl_pcg64_uniform')
+def _kernel():
+    # CuPy compiles a RawKernel on first call and caches it for each device.
+    return require_gpu().RawKernel(_SOURCE, 'minidl_pcg64_uniform')
 
 
 def uniform(bit_generator, shape, low=0.0, high=1.0):
@@ -108,7 +109,7 @@ def uniform(bit_generator, shape, low=0.0, high=1.0):
         shape: Shape of the result.
         low, high: Bounds, as for ``numpy.random.Generator.uniform``.
     """
-    cupy = require_gpu(current_device_index())
+    cupy = require_gpu()
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
     count = math.prod(shape)
     out = cupy.empty(shape, dtype=cupy.float64)
@@ -117,7 +118,7 @@ def uniform(bit_generator, shape, low=0.0, high=1.0):
         state, increment = inner['state'], inner['inc']
         threads = -(-count // DRAWS_PER_THREAD)
         blocks = -(-threads // THREADS_PER_BLOCK)
-        _kernel(current_device_index())(
+        _kernel()(
             (blocks,), (THREADS_PER_BLOCK,),
             (np.uint64(state >> 64), np.uint64(state & (2**64 - 1)), np.uint64(increment >> 64),
              np.uint64(increment & (2**64 - 1)), np.float64(low), np.float64(high - low), out,

@@ -67,13 +67,12 @@ def to_gpu(array, index):
 
 def current_stream_pointer():
     """The raw ``cudaStream_t`` of CuPy's current stream on the current device."""
-    cupy = require_gpu(current_device_index())
-    return cupy.cuda.get_current_stream().ptr
+    return require_gpu().cuda.get_current_stream().ptr
 
 
 def current_device_index():
     """Index of the current CUDA device."""
-    return require_gpu(0).cuda.runtime.getDevice()
+    return require_gpu().cuda.runtime.getDevice()
 
 
 def allocate(nbytes):
@@ -83,4 +82,4 @@ def allocate(nbytes):
     only, so a workspace may be released right after the call that uses it is
     enqueued.
     """
-    return require_gpu(current_device_index()).cuda.alloc(nbytes)
+    return require_gpu().cuda.alloc(nbytes)

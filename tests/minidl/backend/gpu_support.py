@@ -2,36 +2,37 @@
 
 import pytest
 
+from minidl.backend.cuda import runtime
+from minidl.backend.cuda.cudnn import api
+from minidl.backend.cuda.cudnn.library import CudnnUnavailable
+
 
 def require_gpu():
     """The cupy module, or skip the test: no CuPy, no usable GPU."""
-    cupy = pytest.importorskip('cupy')
     try:
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            return cupy
-    except cupy.cuda.runtime.CUDARuntimeError:
-        pass
-    pytest.skip('no usable GPU')
+        return runtime.require_gpu()
+    except RuntimeError as error:
+        pytest.skip(str(error))
+
+
+def cudnn_error():
+    """Why cuDNN cannot be loaded in this process, or None when it can (no skip)."""
+    try:
+        api.functions()
+    except CudnnUnavailable as error:
+        return error
+    return None
 
 
 def require_cudnn():
     """The cupy module, or skip the test: no GPU, or cuDNN cannot be loaded."""
     cupy = require_gpu()
-    from minidl.backend.cuda.cudnn import api
-    from minidl.backend.cuda.cudnn.library import CudnnUnavailable
-    try:
-        api.functions()
-    except CudnnUnavailable as error:
+    error = cudnn_error()
+    if error is not None:
         pytest.skip(str(error))
     return cupy
 
 
 def cudnn_loads():
     """Whether cuDNN can be loaded in this process (no skip)."""
-    from minidl.backend.cuda.cudnn import api
-    from minidl.backend.cuda.cudnn.library import CudnnUnavailable
-    try:
-        api.functions()
-    except CudnnUnavailable:
-        return False
-    return True
+    return cudnn_error() is None

@@ -7,5 +7,6 @@ cache, ``descriptors`` and ``algorithms`` the shared pieces. One module per
 operation (``convolution``, ``pooling``, ``batch_norm``, ``rnn`` with
 ``rnn_weights``) holds a kernel class with the forward and backward of the
 matching Function of ``minidl.functions``; ``minidl.backend.accelerated``
-hands them out. Only these operation modules import CuPy.
+hands them out. None of them imports CuPy: they take CuPy arrays and reach
+CuPy through ``minidl.backend.cuda.runtime``.
 """
