@@ -39,8 +39,7 @@ def _project(weight, projection):
 
 def _norms(array, axis):
     axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
-    xp = get_array_module(array)
-    return xp, xp.sqrt((array * array).sum(axis=axis, keepdims=True))
+    return get_array_module(array).sqrt((array * array).sum(axis=axis, keepdims=True))
 
 
 class MaxNorm(Constraint):
@@ -56,8 +55,8 @@ class MaxNorm(Constraint):
 
     def __call__(self, weight):
         def projection(array):
-            xp, norms = _norms(array, self.axis)
-            return array * (xp.clip(norms, 0, self.max_value) / (_EPSILON + norms))
+            norms = _norms(array, self.axis)
+            return array * (norms.clip(0, self.max_value) / (_EPSILON + norms))
         return _project(weight, projection)
 
     def get_config(self):
@@ -82,7 +81,7 @@ class UnitNorm(Constraint):
         self.axis = axis
 
     def __call__(self, weight):
-        return _project(weight, lambda array: array / (_EPSILON + _norms(array, self.axis)[1]))
+        return _project(weight, lambda array: array / (_EPSILON + _norms(array, self.axis)))
 
     def get_config(self):
         return {'axis': self.axis}
@@ -107,8 +106,8 @@ class MinMaxNorm(Constraint):
 
     def __call__(self, weight):
         def projection(array):
-            xp, norms = _norms(array, self.axis)
-            wanted = self.rate * xp.clip(norms, self.min_value, self.max_value) \
+            norms = _norms(array, self.axis)
+            wanted = self.rate * norms.clip(self.min_value, self.max_value) \
                 + (1 - self.rate) * norms
             return array * (wanted / (_EPSILON + norms))
         return _project(weight, projection)
@@ -149,10 +148,10 @@ def deserialize(config, custom_objects=None):
     if not isinstance(config, dict) or 'class_name' not in config:
         raise ValueError(f'a constraint config is a dict with "class_name" and "config", '
                          f'got {config!r}')
-    cls = custom_objects.get(config['class_name']) or _CLASSES.get(config['class_name']) \
-        or _NAMES.get(config['class_name'])
+    name = config['class_name']
+    cls = custom_objects.get(name) or _CLASSES.get(name) or _NAMES.get(name)
     if cls is None:
-        raise ValueError(f'unknown constraint class {config["class_name"]!r}; known: {known} '
+        raise ValueError(f'unknown constraint class {name!r}; known: {known} '
                          f'(pass your own in custom_objects)')
     return cls.from_config(config.get('config', {}))
 

@@ -156,8 +156,8 @@ def batch_indices(count, batch_size, shuffle, generator):
     if isinstance(batch_size, bool) or not isinstance(batch_size, numbers.Integral) \
             or batch_size < 1:
         raise ValueError(f'batch_size must be a positive integer, got {batch_size!r}')
-    by_batch = isinstance(shuffle, str)
-    if shuffle != 'batch' if by_batch else not isinstance(shuffle, (bool, np.bool_)):
+    by_batch = isinstance(shuffle, str) and shuffle == 'batch'
+    if not (by_batch or isinstance(shuffle, (bool, np.bool_))):
         raise ValueError(f"shuffle must be True, False or 'batch', got {shuffle!r}")
     starts = range(0, count, batch_size)
     if shuffle and not by_batch:

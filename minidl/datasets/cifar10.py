@@ -93,16 +93,16 @@ def _read_archive(path):
     """The batch files' bytes, read from the archive without extracting it to disk."""
     try:
         with tarfile.open(path, 'r:*') as archive:
-            contents = {}
-            for name in [*_TRAIN, _TEST]:
-                try:
-                    member = archive.getmember(f'{_FOLDER}/{name}')
-                except KeyError:
-                    raise FileNotFoundError(f'cifar10: {path} lacks {_FOLDER}/{name}; '
-                                            f'{_WHERE}') from None
-                if not member.isfile():
-                    raise ValueError(f'cifar10: {_FOLDER}/{name} in {path} is not a file')
-                contents[name] = archive.extractfile(member).read()
-            return contents
+            return {name: _read_member(archive, path, name) for name in [*_TRAIN, _TEST]}
     except tarfile.TarError as error:
         raise ValueError(f'cifar10: {path} is not a tar archive ({error}); {_WHERE}') from None
+
+
+def _read_member(archive, path, name):
+    try:
+        member = archive.getmember(f'{_FOLDER}/{name}')
+    except KeyError:
+        raise FileNotFoundError(f'cifar10: {path} lacks {_FOLDER}/{name}; {_WHERE}') from None
+    if not member.isfile():
+        raise ValueError(f'cifar10: {_FOLDER}/{name} in {path} is not a file')
+    return archive.extractfile(member).read()

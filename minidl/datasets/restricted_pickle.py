@@ -69,7 +69,6 @@ def _text(value):
 def _from_bytes(raw, dtype, shape, order):
     if isinstance(raw, str):  # a Python 2 string read as text
         raw = raw.encode('latin-1')
-    dtype = dtype.dtype if isinstance(dtype, _PendingDtype) else dtype
     if not isinstance(raw, (bytes, bytearray)) or not isinstance(dtype, np.dtype):
         raise RestrictedPickleError('an array needs raw bytes and a numpy dtype')
     if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
@@ -100,10 +99,6 @@ def _scalar(dtype, raw):
     return _from_bytes(raw, dtype, (), 'C')[()]
 
 
-def _frombuffer(buffer, dtype, shape, order):
-    return _from_bytes(buffer, dtype, shape, order)
-
-
 def _empty_bytes(*arguments):
     # Python 3 writes b'' for protocols < 3 as a call of bytes without arguments.
     if arguments:
@@ -124,7 +119,7 @@ _GLOBALS = {('numpy', 'ndarray'): _NdarrayType(), ('numpy', 'dtype'): _dtype,
 for _module in ('numpy.core', 'numpy._core'):
     _GLOBALS[f'{_module}.multiarray', '_reconstruct'] = _reconstruct
     _GLOBALS[f'{_module}.multiarray', 'scalar'] = _scalar
-    _GLOBALS[f'{_module}.numeric', '_frombuffer'] = _frombuffer
+    _GLOBALS[f'{_module}.numeric', '_frombuffer'] = _from_bytes  # (buffer, dtype, shape, order)
 _CALLABLES = {value for value in _GLOBALS.values() if isinstance(value, types.FunctionType)}
 
 

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from minidl.backend import to_numpy
 from minidl.tensor import Tensor
 
 
@@ -26,7 +27,7 @@ def to_categorical(y, num_classes=None, dtype='float32'):
             ``num_classes``, or if there are no labels to infer
             ``num_classes`` from.
     """
-    labels = np.asarray(y.numpy() if isinstance(y, Tensor) else y)
+    labels = to_numpy(y.data if isinstance(y, Tensor) else y)
     if labels.dtype.kind == 'f' and not np.array_equal(labels, np.floor(labels)):
         raise ValueError('to_categorical: labels must be whole numbers, got fractional values')
     if labels.dtype.kind not in 'biuf':
