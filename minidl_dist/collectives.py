@@ -2,7 +2,8 @@
 
 ``fit`` needs none of these; they are for custom training loops and for
 scripts written for Horovod. Sums use the deterministic fixed-order
-allreduce of :mod:`minidl_dist.allreduce`.
+allreduce of :mod:`minidl_dist.allreduce`; :func:`gather_rows`, which
+``allgather`` and ``predict`` share, takes a communicator and numpy arrays.
 """
 
 import numpy as np
@@ -65,8 +66,21 @@ def allgather(value):
     """The ranks' arrays concatenated along axis 0, in rank order (lengths may differ)."""
     array = np.atleast_1d(_as_array(value))
     world = comm.world()
-    counts = world.allgather(array.shape)
-    per_sample = int(np.prod(array.shape[1:], dtype=np.int64))
-    result = np.empty((sum(shape[0] for shape in counts),) + array.shape[1:], array.dtype)
-    world.Allgatherv(array, [result, [shape[0] * per_sample for shape in counts]])
+    counts = [shape[0] for shape in world.allgather(array.shape)]
+    result = gather_rows(world, array, counts)
     return _like(result, value) if isinstance(value, Tensor) else result
+
+
+def gather_rows(communicator, array, counts):
+    """The ranks' numpy ``array``s concatenated along axis 0, in rank order, on every rank.
+
+    Args:
+        communicator: The mpi4py communicator.
+        array: This rank's rows (the same trailing shape and dtype on every rank).
+        counts: The number of rows of each rank's array, in rank order.
+    """
+    per_row = int(np.prod(array.shape[1:], dtype=np.int64))
+    result = np.empty((sum(counts),) + array.shape[1:], array.dtype)
+    communicator.Allgatherv(np.ascontiguousarray(array),
+                            [result, [count * per_row for count in counts]])
+    return result

@@ -66,15 +66,15 @@ def broadcast_model(comm, model, root=0):
     comm.Bcast(built, root=root)
     if built[0] and not optimizer.built:
         optimizer.build(model.trainable_weights)
+    state = optimizer.get_weights() if built[0] else []
     description = [(weight.name, tuple(weight.shape), str(weight.dtype))
                    for weight in model.weights]
     if built[0]:
         description += [(name, tuple(np.shape(array)), str(np.asarray(array).dtype))
-                        for name, array in zip(optimizer.weight_names(), optimizer.get_weights())]
+                        for name, array in zip(optimizer.weight_names(), state)]
     check_same_structure(comm, description, 'model weights or optimizer state')
     broadcast_arrays(comm, [weight.data for weight in model.weights], root)
     if built[0]:
-        state = optimizer.get_weights()
         broadcast_arrays(comm, state, root)
         optimizer.set_weights(state)
     generators = model_parts.generators(model)

@@ -27,6 +27,7 @@ from minidl.models import Strategy
 from minidl.models.strategy import count_of
 from minidl_dist import data, model_parts, model_sync
 from minidl_dist.allreduce import PairwiseSum
+from minidl_dist.collectives import gather_rows
 from minidl_dist.failfast import doing
 from minidl_dist.packing import Packing
 from minidl_dist.randomness import PartStreams
@@ -159,14 +160,9 @@ class DataParallel(Strategy):
             # Shapes (small metadata) go through the pickling call; the arrays do not.
             meta = None if arrays is None else [(a.shape, a.dtype.str) for a in arrays]
             metas = self.comm.allgather(meta)
-            template = next(item for item in metas if item is not None)
-            gathered = []
-            for index, (shape, dtype) in enumerate(template):
-                counts = [0 if item is None else item[index][0][0] for item in metas]
-                result = np.empty((sum(counts),) + tuple(shape[1:]), dtype)
-                local = (np.ascontiguousarray(arrays[index]) if arrays is not None
-                         else result[:0])
-                per_sample = int(np.prod(shape[1:], dtype=np.int64))
-                self.comm.Allgatherv(local, [result, [c * per_sample for c in counts]])
-                gathered.append(result)
-            return gathered
+            if arrays is None:  # no samples here: empty arrays shaped like another rank's
+                template = next(item for item in metas if item is not None)
+                arrays = [np.empty((0,) + shape[1:], dtype) for shape, dtype in template]
+            return [gather_rows(self.comm, array,
+                                [0 if item is None else item[index][0][0] for item in metas])
+                    for index, array in enumerate(arrays)]
