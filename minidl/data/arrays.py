@@ -1,16 +1,15 @@
-"""Arrays in, batches out: the checks and index arithmetic behind ``fit``'s array input.
+"""Index arithmetic behind ``fit``'s array input.
 
-The training loop calls, in order:
+- :func:`split_validation` when ``validation_split`` is given: Keras takes
+  the *last* fraction of the samples, before any shuffling;
+- :func:`batch_indices` at the start of each epoch: which samples make up
+  each batch, drawn from an explicit generator so that an epoch's order is
+  repeatable and its state can be checkpointed;
+- :func:`take` cuts samples out of nested lists of arrays.
 
-1. :func:`check_arrays` once per call of fit/evaluate/predict: ``x``, ``y``
-   and ``sample_weight`` become lists of arrays of one length, or a clear
-   error says which lengths differ;
-2. :func:`split_validation` when ``validation_split`` is given: Keras takes
-   the *last* fraction of the samples, before any shuffling;
-3. :func:`batch_indices` at the start of each epoch: which samples make up
-   each batch, drawn from an explicit generator so that an epoch's order is
-   repeatable and its state can be checkpointed;
-4. :func:`take` to cut one batch out of the arrays.
+(The data arguments themselves are checked by ``Model`` in
+:mod:`minidl.models.model`, and NaN/infinity in batches by
+:func:`minidl.models.loop.check_finite`.)
 
 "Arrays" are numpy or CuPy arrays, or Tensors; nothing here copies data
 that does not have to be copied.
@@ -21,84 +20,6 @@ import numbers
 
 import numpy as np
 
-from minidl.backend import get_array_module, is_array
-from minidl.tensor import Tensor
-
-
-def check_arrays(x, y=None, sample_weight=None):
-    """Normalise the data arguments of fit/evaluate/predict.
-
-    Args:
-        x: An array (one model input) or a list/tuple of arrays (several
-            inputs). A dict of named inputs must be put in the model's input
-            order by the caller first.
-        y: None, an array or a list/tuple of arrays (one per output).
-        sample_weight: None or an array with one weight per sample (or per
-            sample and time step).
-
-    Returns:
-        ``(x, y, sample_weight)``: x and y as lists of arrays (y None if not
-        given). Array-likes such as nested lists become numpy arrays;
-        arrays and Tensors are kept as they are.
-
-    Raises:
-        TypeError: If ``x`` or ``y`` is a dict.
-        ValueError: If an array has no sample dimension, the arrays' first
-            dimensions differ, or floating data contains NaN or infinity.
-    """
-    x = _as_list(x, 'x')
-    y = None if y is None else _as_list(y, 'y')
-    if sample_weight is not None:
-        sample_weight = _as_array(sample_weight, 'sample_weight')
-    named = [(f'x[{i}]', a) for i, a in enumerate(x)]
-    named += [(f'y[{i}]', a) for i, a in enumerate(y or [])]
-    named += [] if sample_weight is None else [('sample_weight', sample_weight)]
-    lengths = {name: int(array.shape[0]) for name, array in named}
-    if len(set(lengths.values())) > 1:
-        sizes = ', '.join(f'{name}: {length}' for name, length in lengths.items())
-        raise ValueError(f'data cardinality is ambiguous: the arrays hold different numbers '
-                         f'of samples ({sizes}); give every array the same first dimension')
-    for name, array in named:
-        _check_finite(name, array)
-    return x, y, sample_weight
-
-
-def _as_list(data, name):
-    if isinstance(data, dict):
-        raise TypeError(f'{name} is a dict; pass its arrays as a list in the order of the '
-                        f"model's {'inputs' if name == 'x' else 'outputs'}")
-    # As tf.keras, a list of numbers (or of lists of numbers) is one array, not many.
-    several = isinstance(data, (list, tuple)) and not _is_nested_numbers(data)
-    items = list(data) if several else [data]
-    if not items:
-        raise ValueError(f'{name} is an empty list; give at least one array')
-    if len(items) == 1:
-        return [_as_array(items[0], name)]
-    return [_as_array(item, f'{name}[{i}]') for i, item in enumerate(items)]
-
-
-def _is_nested_numbers(data):
-    if isinstance(data, (list, tuple)):
-        return bool(data) and all(_is_nested_numbers(item) for item in data)
-    return isinstance(data, (numbers.Number, np.generic))
-
-
-def _as_array(data, name):
-    if not (isinstance(data, Tensor) or is_array(data)):
-        data = np.asarray(data)
-    if data.ndim == 0:
-        raise ValueError(f'{name} must have a first (sample) dimension; got a scalar')
-    return data
-
-
-def _check_finite(name, array):
-    data = array.data if isinstance(array, Tensor) else array
-    if data.dtype.kind not in 'fc':
-        return
-    finite = get_array_module(data).isfinite(data)
-    if not finite.all():
-        sample = int(np.argmin(finite.reshape(len(data), -1).all(axis=1).tolist()))
-        raise ValueError(f'{name} contains NaN or infinity (first in sample {sample})')
 
 
 def split_validation(arrays, fraction):
@@ -109,7 +30,7 @@ def split_validation(arrays, fraction):
 
     Args:
         arrays: A nested list of arrays of one length (None entries stay None),
-            for instance ``[x, y, sample_weight]`` from :func:`check_arrays`.
+            for instance ``[x, y, sample_weight]``.
         fraction: The validation fraction, strictly between 0 and 1.
 
     Returns:

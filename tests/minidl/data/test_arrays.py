@@ -1,37 +1,10 @@
-"""The array helpers of the training loop: checks, validation split, batch order, slicing."""
+"""The array helpers of the training loop: validation split, batch order, slicing."""
 
 import numpy as np
 import pytest
 
-from minidl import Generator, Tensor
-from minidl.data import batch_indices, check_arrays, split_validation, take
-
-
-def test_check_arrays_makes_lists_of_arrays():
-    x, y, weight = check_arrays([[1.0, 2.0], [3.0, 4.0]], np.array([0, 1]), [0.5, 1.0])
-    assert len(x) == 1 and x[0].shape == (2, 2)  # a nested list of numbers is one array
-    assert len(y) == 1 and weight.shape == (2,)
-    tensor = Tensor(np.zeros((2, 3)))
-    x, y, weight = check_arrays((np.ones((2, 1)), tensor))
-    assert len(x) == 2 and x[1] is tensor and y is None and weight is None
-
-
-def test_check_arrays_names_the_lengths_that_differ():
-    with pytest.raises(ValueError, match=r'x\[0\]: 5, x\[1\]: 5, y\[0\]: 4, sample_weight: 5'):
-        check_arrays([np.zeros((5, 2)), np.zeros(5)], np.zeros(4), np.ones(5))
-
-
-@pytest.mark.parametrize('x, y, error, message', [
-    ({'a': np.zeros(3)}, None, TypeError, "order of the model's inputs"),
-    (np.zeros(3), {'b': np.zeros(3)}, TypeError, "order of the model's outputs"),
-    ([], None, ValueError, 'empty list'),
-    (np.float32(1.0), None, ValueError, 'first .sample. dimension'),
-    (np.array([[0.0], [np.nan], [1.0]]), None, ValueError, r'x\[0\] contains NaN.*sample 1'),
-    (np.zeros(3), np.array([0.0, 1.0, np.inf]), ValueError, r'y\[0\] contains NaN.*sample 2'),
-])
-def test_check_arrays_refuses_bad_input(x, y, error, message):
-    with pytest.raises(error, match=message):
-        check_arrays(x, y)
+from minidl import Generator
+from minidl.data import batch_indices, split_validation, take
 
 
 def test_split_validation_takes_the_last_fraction_before_shuffling():
