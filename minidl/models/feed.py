@@ -68,6 +68,7 @@ class SequenceFeed:
     """One batch per item of a ``Sequence``, in shuffled order if asked."""
 
     check_batches = True
+    batch_size = None  # whatever each item holds
 
     def __init__(self, sequence, steps=None, shuffle=False):
         self.sequence, self.shuffle = sequence, shuffle
@@ -85,6 +86,7 @@ class GeneratorFeed:
     """``steps`` batches per epoch from an iterator yielding ``(x, y[, sample_weight])``."""
 
     check_batches = True
+    batch_size = None  # whatever each item holds
 
     def __init__(self, iterator, steps):
         self.iterator, self.steps = iter(iterator), steps

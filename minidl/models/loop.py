@@ -82,7 +82,7 @@ def check_finite(arrays, what):
 def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
     """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {})."""
     model.stop_training = False
-    model.strategy.begin_epochs(getattr(feed, 'batch_size', None), feed.steps)
+    model.strategy.begin_epochs(feed.batch_size, feed.steps)
     callbacks.on_train_begin()
     logs = {}
     for epoch in range(initial_epoch, epochs):

@@ -120,7 +120,7 @@ class Model(Network):
             validation = ArrayFeed(*validation, validation_batch_size or feed.batch_size)
         elif validation_data is not None:
             validation = self._validation_feed(validation_data, validation_batch_size or
-                                               feed_batch_size(feed), validation_steps)
+                                               feed.batch_size, validation_steps)
         callbacks = callbacks_module.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
             verbose=verbose, epochs=epochs, steps=feed.steps)
@@ -291,10 +291,6 @@ class Model(Network):
         if self.optimizer is not None and hasattr(self.optimizer, 'to'):
             self.optimizer.to(device)
         return self
-
-
-def feed_batch_size(feed):
-    return getattr(feed, 'batch_size', None)
 
 
 def _batch_size(batch_size):
