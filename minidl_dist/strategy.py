@@ -105,10 +105,9 @@ class DataParallel(Strategy):
         start, stop = data.block_bounds(count_of(indices), self.size)[self.rank]
         return data.select(indices, start, stop)
 
-    def run_step(self, model, step, indices):
+    def run_step(self, step, indices):
         """Run ``step`` on each of this rank's parts alone and sum their terms in a tree."""
-        if model is not self._model:
-            self.begin(model)  # train_on_batch does not call begin
+        model = self._model
         count = count_of(indices)
         if self._has_sync_batch_norm and self.micro_shards is None and count < self.size:
             raise ValueError(f'a batch of {count} samples leaves some of the {self.size} ranks '

@@ -32,7 +32,7 @@ def gradient_step(model, batch, local):
 def train_batch(model, batch):
     """One optimizer step on a global batch; returns the running logs of the epoch."""
     strategy = model.strategy
-    strategy.run_step(model, lambda local: gradient_step(model, batch, local), batch.indices)
+    strategy.run_step(lambda local: gradient_step(model, batch, local), batch.indices)
     params = model.trainable_weights
     strategy.reduce_gradients(params)
     model.optimizer.apply_gradients(params)

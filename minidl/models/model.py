@@ -36,6 +36,7 @@ class Model(Network):
         self.history = None
         self._compile_args = None
         self.objectives = None
+        self._begun_strategy = None
 
     # ----- compile ---------------------------------------------------------
 
@@ -124,7 +125,7 @@ class Model(Network):
         callbacks = callbacks_module.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
             verbose=verbose, epochs=epochs, steps=feed.steps)
-        self.strategy.begin(self)
+        self._begin_strategy(every_call=True)
 
         def validate(epoch):
             if validation is None or (epoch + 1) % validation_freq:
@@ -156,7 +157,7 @@ class Model(Network):
         callbacks = callbacks_module.CallbackList(
             callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
             steps=feed.steps)
-        self.strategy.begin(self)
+        self._begin_strategy(every_call=True)
         return self._results(loop.evaluate_feed(self, feed, callbacks), return_dict)
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
@@ -166,7 +167,7 @@ class Model(Network):
         callbacks = callbacks_module.CallbackList(
             callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
             steps=feed.steps)
-        self.strategy.begin(self)
+        self._begin_strategy(every_call=True)
         return unpack_single(loop.predict_feed(self, feed, callbacks))
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
@@ -176,6 +177,7 @@ class Model(Network):
         batch = self._batch(x, y, sample_weight, class_weight)
         if reset_metrics and self.objectives is not None:
             self.objectives.reset()
+        self._begin_strategy(every_call=False)
         return self._results(loop.train_batch(self, batch), return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, reset_metrics=True,
@@ -185,11 +187,22 @@ class Model(Network):
         batch = self._batch(x, y, sample_weight, None)
         if reset_metrics and self.objectives is not None:
             self.objectives.reset()
+        self._begin_strategy(every_call=False)
         return self._results(loop.test_batch(self, batch), return_dict)
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch (numpy arrays)."""
-        return unpack_single(loop.predict_batch(self, self._batch(x, None, None, None)))
+        batch = self._batch(x, None, None, None)
+        self._begin_strategy(every_call=False)
+        return unpack_single(loop.predict_batch(self, batch))
+
+    def _begin_strategy(self, every_call):
+        """Let the strategy start (e.g. broadcast the weights): at every call of
+        fit, evaluate and predict, and before the first ``*_on_batch`` call."""
+        strategy = self.strategy
+        if every_call or self._begun_strategy is not strategy:
+            strategy.begin(self)
+            self._begun_strategy = strategy
 
     def _results(self, logs, return_dict):
         if return_dict:

@@ -10,7 +10,7 @@ given to ``compile`` (``optimizer.strategy``); minidl itself never imports it.
 
 The contract, step by step, for one global batch of ``fit``:
 
-1. ``run_step(model, step, indices)`` calls ``step(local)`` for the part
+1. ``run_step(step, indices)`` calls ``step(local)`` for the part
    of ``indices`` this process computes (``shard``; a distributed strategy
    skips an empty part). ``step`` clears the gradients, runs forward and
    backward with the loss scaled so that the gradients of all parts add up
@@ -40,7 +40,9 @@ class Strategy:
     is_chief = True
 
     def begin(self, model):
-        """Called when fit, evaluate or predict starts (e.g. to broadcast weights)."""
+        """Called when fit, evaluate or predict starts, and before a model's first
+        ``train_on_batch``, ``test_on_batch`` or ``predict_on_batch`` (e.g. to
+        broadcast the weights)."""
 
     def begin_epochs(self, batch_size, steps):
         """Called by fit before the first epoch.
@@ -58,8 +60,8 @@ class Strategy:
         """
         return indices
 
-    def run_step(self, model, step, indices):
-        """Compute this process's gradients of ``model`` for the global batch ``indices``."""
+    def run_step(self, step, indices):
+        """Compute this process's gradients for the global batch ``indices``."""
         step(self.shard(indices))
 
     def reduce_gradients(self, params):

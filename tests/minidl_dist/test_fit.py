@@ -31,6 +31,8 @@ def test_plain_fit_matches_one_process_and_only_rank_0_writes(tmp_path, referenc
     assert got['evaluate_initial'][1] == expected['evaluate_initial'][1]
     assert got['evaluate_initial'][0] == pytest.approx(expected['evaluate_initial'][0], rel=1e-6)
     np.testing.assert_allclose(got['predict_initial'], expected['predict_initial'], atol=1e-6)
+    np.testing.assert_allclose(got['predict_on_batch_initial'],
+                               expected['predict_on_batch_initial'], atol=1e-6)
     # Training: the same global batches (SyncBatchNormalization: the same statistics).
     weights = np.load(tmp_path / 'weights.npz')
     for name in expected_weights:

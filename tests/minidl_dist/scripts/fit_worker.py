@@ -80,6 +80,8 @@ def main(mode, output):
     # Each rank seeded its weights and generators differently (3 + rank): only
     # the broadcast of rank 0's makes evaluate and predict give one process's
     # values before training, and training follow one process's.
+    # predict_on_batch first: the *_on_batch methods must broadcast too.
+    summary['predict_on_batch_initial'] = model.predict_on_batch(x_val[:8]).tolist()
     summary['evaluate_initial'] = model.evaluate(x_val, y_val, batch_size=8, verbose=0)
     summary['predict_initial'] = model.predict(x_val, batch_size=16).tolist()
     history = model.fit(x, y, batch_size=32, epochs=3, verbose=verbose, callbacks=callbacks,
