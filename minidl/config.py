@@ -10,7 +10,8 @@ Attributes:
     deterministic: Use only algorithms whose results are bitwise repeatable
         (True). Every CPU kernel is; the flag selects algorithms on the GPU.
     use_cudnn: 'auto' (use cuDNN when it loads), 'always' (fail if it does
-        not) or 'never' (plain CuPy kernels). Ignored on the CPU.
+        not) or 'never' (plain CuPy kernels). Has no effect on the CPU, but a
+        value other than these three is an error there too.
     allow_tf32: Let float32 convolutions and RNNs on the GPU use TF32 tensor
         cores (faster, about 10 bits of mantissa in products). Off, so that
         float32 means float32 on every device.
