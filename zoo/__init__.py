@@ -1,4 +1,23 @@
-"""zoo: model definitions and the pretrained-weight registry (DESIGN.md §6).
+"""zoo: pretrained-ready models in ``keras.applications``' style (DESIGN.md §6).
 
-AlexNet, ResNet and the Deep Speech style model arrive with the Keras layers.
+    import zoo
+    model = zoo.ResNet20(weights='glyphs')            # fetched, hash-checked, loaded
+    base = zoo.ResNet50(include_top=False, pooling='avg', input_shape=(160, 160, 3))
+
+Families: :mod:`zoo.alexnet` (torchvision's AlexNet, BENCHMARKS.md W4's
+'slides' variant, a 'small' one for 32x32 images), :mod:`zoo.resnet`
+(torchvision's ResNet-18 to 152) and :mod:`zoo.resnet_cifar` (ResNet-20 to
+110 for 32x32 images). Registered weights are in :mod:`zoo.registry`;
+torchvision and Keras weight files convert with :mod:`zoo.convert`.
 """
+
+from zoo import alexnet, registry, resnet, resnet_cifar
+from zoo.alexnet import AlexNet
+from zoo.resnet import ResNet18, ResNet34, ResNet50, ResNet101, ResNet152
+from zoo.resnet_cifar import ResNet20, ResNet32, ResNet44, ResNet56, ResNet110
+
+__all__ = [
+    'AlexNet', 'ResNet18', 'ResNet34', 'ResNet50', 'ResNet101', 'ResNet152', 'ResNet20',
+    'ResNet32', 'ResNet44', 'ResNet56', 'ResNet110', 'alexnet', 'registry', 'resnet',
+    'resnet_cifar',
+]

@@ -1,0 +1,140 @@
+"""The ``keras.applications`` contract every image family of the zoo follows.
+
+A family's constructor (``zoo.ResNet50(...)``, ``zoo.AlexNet(...)``) takes
+``include_top``, ``weights``, ``input_tensor``, ``input_shape``, ``pooling``
+and ``classes`` with Keras 2's meaning and checks, builds its body on the
+input this module gives it, and hands the body's last tensor to
+:func:`finish`, which adds the top (or the pooling), makes the
+:class:`~minidl.models.Model` and loads the weights. Images are
+channels-last, as Keras's default ``image_data_format``.
+"""
+
+import os
+
+from minidl import layers
+from minidl.models import Model
+
+from zoo import registry
+
+POOLINGS = (None, 'avg', 'max')
+
+
+def check_arguments(family, include_top, weights, input_shape, pooling, classes,
+                    default_shape, min_size, fixed_shape=False):
+    """Keras 2's argument rules, with messages that say what to pass instead.
+
+    Args:
+        family: Model name for messages and the registry ('resnet20', ...).
+        include_top, weights, input_shape, pooling, classes: As the constructor got them.
+        default_shape: The input shape (height, width, channels) used when
+            none is given, and the one registered weights were trained at.
+        min_size: Smallest height and width the body can reduce.
+        fixed_shape: Whether the top only fits ``default_shape``'s height and
+            width (a flattened top, as AlexNet's).
+
+    Returns:
+        ``(input_shape, weight_file)``: the shape to build, and the
+        registered :class:`~zoo.registry.WeightFile` or a path or None.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f'{family}: pooling must be None, "avg" or "max", got {pooling!r}')
+    if isinstance(classes, bool) or not isinstance(classes, int) or classes < 1:
+        raise ValueError(f'{family}: classes must be a positive integer, got {classes!r}')
+    weight_file = None
+    if weights is not None:
+        if not isinstance(weights, (str, os.PathLike)):
+            raise ValueError(f'{family}: weights must be None, a registered name or a file '
+                             f'path, got {weights!r}')
+        weight_file = registry.lookup(family, weights)
+    if weight_file is None and weights is not None and not os.path.exists(weights):
+        names = registry.names(family)
+        raise ValueError(f'{family}: weights={weights!r} is neither a registered name '
+                         f'({", ".join(names) or "none registered"}) nor an existing file')
+    if isinstance(weight_file, registry.WeightFile):
+        default_shape = weight_file.input_shape
+        if include_top and classes != weight_file.classes:
+            raise ValueError(f'{family}: weights={weights!r} have a top of '
+                             f'{weight_file.classes} classes; with include_top=True, classes '
+                             f'must be {weight_file.classes} (or pass include_top=False)')
+    input_shape = _input_shape(family, input_shape, default_shape, min_size,
+                               include_top and fixed_shape, weight_file)
+    return input_shape, weights if weight_file is None else weight_file
+
+
+def _input_shape(family, input_shape, default_shape, min_size, fixed_size, weight_file):
+    if input_shape is None:
+        return tuple(default_shape)
+    input_shape = tuple(input_shape)
+    if len(input_shape) != 3:
+        raise ValueError(f'{family}: input_shape must be (height, width, channels), '
+                         f'got {input_shape}')
+    if fixed_size and input_shape[:2] != tuple(default_shape[:2]):
+        raise ValueError(f'{family}: with include_top=True the input must be '
+                         f'{default_shape[0]}x{default_shape[1]} (the top is flattened); got '
+                         f'input_shape {input_shape}; pass include_top=False for other sizes')
+    if isinstance(weight_file, registry.WeightFile) and input_shape[2] != default_shape[2]:
+        raise ValueError(f'{family}: the registered weights take {default_shape[2]} '
+                         f'channel(s); input_shape {input_shape} has {input_shape[2]}')
+    if any(size is not None and size < min_size for size in input_shape[:2]):
+        raise ValueError(f'{family}: height and width must be at least {min_size}, got '
+                         f'input_shape {input_shape}')
+    return input_shape
+
+
+def model_input(input_tensor, input_shape):
+    """``(inputs, x)``: the model's input tensor(s) and the tensor the body starts from."""
+    if input_tensor is None:
+        tensor = layers.Input(input_shape)
+        return tensor, tensor
+    if not hasattr(input_tensor, 'node'):
+        raise ValueError(f'input_tensor must be a tensor from minidl.layers.Input (or a '
+                         f'layer called on one), got {input_tensor!r}')
+    return source_inputs(input_tensor), input_tensor
+
+
+def source_inputs(tensor):
+    """The ``Input`` tensors ``tensor`` is computed from, in the order they were made."""
+    found, stack, seen = {}, [tensor], set()
+    while stack:
+        current = stack.pop()
+        node = current.node
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node.layer, layers.InputLayer):
+            found[node.id] = current
+        stack.extend(node.parents)
+    inputs = [found[key] for key in sorted(found)]
+    return inputs[0] if len(inputs) == 1 else inputs
+
+
+def finish(name, inputs, x, include_top, pooling, classes, classifier_activation, weights,
+           flatten_top=False):
+    """Add the top or the pooling, make the model and load ``weights`` into it.
+
+    Args:
+        name: The model's name.
+        inputs: From :func:`model_input`.
+        x: The body's output, a 4-D feature map.
+        include_top: Add the classifier 'predictions' (after global average
+            pooling, or after 'flatten' with ``flatten_top``).
+        pooling: Without the top: None (the feature map), 'avg' or 'max'.
+        classes: Width of the classifier.
+        classifier_activation: Activation of 'predictions' (None for logits).
+        weights: From :func:`check_arguments`.
+        flatten_top: Whether the body already ends in its own dense layers
+            (then ``x`` is what 'predictions' reads).
+    """
+    if include_top:
+        if not flatten_top:
+            x = layers.GlobalAveragePooling2D(name='avg_pool')(x)
+        x = layers.Dense(classes, activation=classifier_activation, name='predictions')(x)
+    elif pooling == 'avg':
+        x = layers.GlobalAveragePooling2D(name='avg_pool')(x)
+    elif pooling == 'max':
+        x = layers.GlobalMaxPooling2D(name='max_pool')(x)
+    model = Model(inputs, x, name=name)
+    if weights is not None:
+        path = weights.fetch() if isinstance(weights, registry.WeightFile) else weights
+        registry.load_by_name(model, path)
+    return model

@@ -1,0 +1,112 @@
+"""Registered pretrained weights: where each file is, its SHA-256, and what it was trained on.
+
+Every file registered here was trained by minidl itself, by the script named
+in its entry (``zoo/training/``), which writes the same bits again on the
+same kind of machine. The files ship inside the package (``zoo/weights/``)
+and are fetched like any download, through :func:`minidl.utils.get_file`
+from a ``file://`` origin: copied into the cache (``~/.minidl/models``, or
+``$MINIDL_HOME/models``), checked against the SHA-256 recorded here, and
+refused if they differ. A mirror can be named with ``MINIDL_ZOO_ORIGIN``
+(a URL prefix to which the file name is appended).
+"""
+
+import dataclasses
+import os
+import pathlib
+
+import h5py
+
+from minidl.utils import get_file
+
+WEIGHTS_DIR = pathlib.Path(__file__).resolve().parent / 'weights'
+
+
+@dataclasses.dataclass(frozen=True)
+class WeightFile:
+    """One registered weight file.
+
+    Attributes:
+        family: The constructor's family name ('resnet20', 'alexnet_small').
+        name: The name passed as ``weights=`` ('glyphs').
+        file_name: The file's name in the cache and under ``zoo/weights``.
+        sha256: Its SHA-256, hex.
+        classes: Width of its top.
+        input_shape: The input shape it was trained at.
+        labels: The label set its top predicts (a key of ``zoo.labels``).
+        accuracy: Top-1 accuracy measured on held-out data.
+        evaluated_on: What that held-out data was.
+        script: The training script that writes the file.
+    """
+
+    family: str
+    name: str
+    file_name: str
+    sha256: str
+    classes: int
+    input_shape: tuple
+    labels: str
+    accuracy: float
+    evaluated_on: str
+    script: str
+
+    @property
+    def origin(self):
+        mirror = os.environ.get('MINIDL_ZOO_ORIGIN')
+        if mirror:
+            return mirror.rstrip('/') + '/' + self.file_name
+        return (WEIGHTS_DIR / self.file_name).as_uri()
+
+    def fetch(self):
+        """Path of the verified file in the cache (copied there the first time)."""
+        return get_file(self.file_name, self.origin, file_hash=self.sha256,
+                        cache_subdir='models')
+
+
+_REGISTRY = {}
+
+
+def register(weight_file):
+    """Add ``weight_file`` to the registry (its family and name must be new)."""
+    key = (weight_file.family, weight_file.name)
+    if key in _REGISTRY:
+        raise ValueError(f'weights {weight_file.name!r} are already registered for '
+                         f'{weight_file.family}')
+    _REGISTRY[key] = weight_file
+
+
+def lookup(family, name):
+    """The registered :class:`WeightFile` called ``name`` for ``family``, or None."""
+    if not isinstance(name, str):
+        return None
+    return _REGISTRY.get((family, name))
+
+
+def names(family):
+    """The registered weight names of ``family``."""
+    return sorted(name for registered, name in _REGISTRY if registered == family)
+
+
+def entries():
+    """Every registered :class:`WeightFile`."""
+    return list(_REGISTRY.values())
+
+
+def load_by_name(model, path):
+    """Load the weights in ``path`` into the layers of ``model`` with the same names.
+
+    Unlike a bare ``load_weights(by_name=True)``, a layer of the model with
+    weights that the file lacks is an error, so a file of another
+    architecture cannot load silently into part of the model. Layers of the
+    file that the model lacks (the top, with ``include_top=False``) are
+    ignored.
+    """
+    with h5py.File(path, 'r') as file:
+        group = file['model_weights'] if 'model_weights' in file else file
+        saved = {name.decode('utf8') if isinstance(name, bytes) else name
+                 for name in group.attrs.get('layer_names', [])}
+    missing = [layer.name for layer in model.layers if layer.weights and layer.name not in saved]
+    if missing:
+        raise ValueError(f'{path}: no weights for layer(s) {", ".join(missing[:5])}'
+                         f'{" ..." if len(missing) > 5 else ""} of model {model.name!r}; is '
+                         f'it a file for this architecture (zoo layer names)?')
+    model.load_weights(path, by_name=True)
