@@ -57,9 +57,11 @@ class Sequential(Model):
             raise ValueError(f'Sequential model {self.name!r} already has a layer named '
                              f'{layer.name!r}; layer names must be unique')
         self._stack.append(layer)
-        if self._input_layer is None and len(self._stack) == 1 and layer.batch_input_shape:
-            self._input_layer = InputLayer(batch_input_shape=layer.batch_input_shape,
-                                           name=f'{layer.name}_input')
+        if self._input_layer is None and len(self._stack) == 1:
+            shape = _batch_input_shape(layer)
+            if shape:
+                self._input_layer = InputLayer(batch_input_shape=shape,
+                                               name=f'{layer.name}_input')
         self._rebuild()
 
     def pop(self):
@@ -127,3 +129,14 @@ class Sequential(Model):
                              'an input_shape')
         super().summary(line_length, positions, print_fn)
 
+
+def _batch_input_shape(layer):
+    """The input shape ``layer`` declares: its ``batch_input_shape``, or, for a
+    functional model with one input, that input's shape (so a pretrained base
+    first in a Sequential builds the whole stack at once, as in Keras)."""
+    if layer.batch_input_shape:
+        return layer.batch_input_shape
+    inputs = getattr(layer, 'inputs', None)
+    if inputs and len(inputs) == 1:
+        return inputs[0].shape
+    return None

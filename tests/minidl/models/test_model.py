@@ -121,6 +121,30 @@ def test_model_used_as_a_layer_shares_its_weights():
     assert outer.count_params() == inner.count_params() + 4 * 2 + 2
 
 
+def test_sequential_with_a_functional_model_first_is_built_at_once(tmp_path):
+    """The transfer-learning recipe: Sequential([base, pooling, head]) builds like Keras."""
+    from minidl.layers import GlobalAveragePooling2D
+    from minidl.models import load_model
+    inputs = Input((8, 8, 3))
+    base = Model(inputs, Conv2D(4, 3, padding='same', use_bias=False)(inputs), name='base')
+    base.trainable = False
+    model = Sequential([base, GlobalAveragePooling2D(), Dense(10)])
+    assert model.built and model.input_shape == (None, 8, 8, 3)
+    assert model.output_shape == (None, 10)
+    lines = []
+    model.summary(print_fn=lines.append)
+    # Conv2D 3*3*3*4 (frozen) + Dense 4*10+10, as Keras counts them.
+    assert 'Trainable params: 50' in '\n'.join(lines)
+    assert 'Non-trainable params: 108' in '\n'.join(lines)
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype('float32')
+    features = base.predict(x).mean(axis=(1, 2))
+    kernel, bias = model.layers[-1].get_weights()
+    np.testing.assert_allclose(model.predict(x), features @ kernel + bias, rtol=1e-5, atol=1e-6)
+    model.save(tmp_path / 'nested.h5')
+    np.testing.assert_array_equal(load_model(tmp_path / 'nested.h5', compile=False).predict(x),
+                                  model.predict(x))
+
+
 def test_functional_config_round_trip_rebuilds_the_same_graph():
     model = _two_tower_model()
     config = json.loads(json.dumps(model.get_config()))
