@@ -68,7 +68,7 @@ def AlexNet(include_top=True, weights=None, input_tensor=None, input_shape=None,
     input_shape, weights = application.check_arguments(
         name, include_top, weights, input_shape, pooling, classes, default_shape, min_size,
         fixed_shape=True)
-    inputs, x = application.model_input(input_tensor, input_shape)
+    inputs, x = application.model_input(name, input_tensor, input_shape)
     # The max pools follow the first, the second and the last convolution.
     pooled = (0, 1, len(convolutions) - 1)
     for index, (filters, kernel, stride, padding) in enumerate(convolutions):

@@ -81,10 +81,14 @@ def _input_shape(family, input_shape, default_shape, min_size, fixed_size, weigh
     return input_shape
 
 
-def model_input(input_tensor, input_shape):
-    """``(inputs, x)``: the model's input tensor(s) and the tensor the body starts from."""
+def model_input(name, input_tensor, input_shape):
+    """``(inputs, x)``: the model's input tensor(s) and the tensor the body starts from.
+
+    A new input is named ``<name>_input``, not numbered by how many inputs the
+    process made before, so a model's weight file is the same in any process.
+    """
     if input_tensor is None:
-        tensor = layers.Input(input_shape)
+        tensor = layers.Input(input_shape, name=f'{name}_input')
         return tensor, tensor
     if not hasattr(input_tensor, 'node'):
         raise ValueError(f'input_tensor must be a tensor from minidl.layers.Input (or a '

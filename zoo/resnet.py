@@ -122,7 +122,7 @@ def ResNet(depth, include_top=True, weights=None, input_tensor=None, input_shape
     name = f'resnet{depth}'
     input_shape, weights = application.check_arguments(
         name, include_top, weights, input_shape, pooling, classes, (224, 224, 3), 32)
-    inputs, x = application.model_input(input_tensor, input_shape)
+    inputs, x = application.model_input(name, input_tensor, input_shape)
     block, counts = _DEPTHS[depth]
     x = conv_bn(x, 64, 7, 2, 'conv1')
     x = layers.ZeroPadding2D(1, name='pool1_pad')(x)

@@ -50,7 +50,7 @@ def ResNetCifar(depth, include_top=True, weights=None, input_tensor=None, input_
     name = f'resnet{depth}'
     input_shape, weights = application.check_arguments(
         name, include_top, weights, input_shape, pooling, classes, (32, 32, 3), 8)
-    inputs, x = application.model_input(input_tensor, input_shape)
+    inputs, x = application.model_input(name, input_tensor, input_shape)
     x = conv_bn(x, 16, 3, 1, 'conv1')
     for index, filters in enumerate((16, 32, 64)):
         x = stage(x, basic_block, filters, (depth - 2) // 6, 1 if index == 0 else 2, index + 2)
