@@ -15,6 +15,8 @@ import secrets
 import h5py
 import numpy as np
 
+from minidl.utils.data_utils import sync_directory
+
 # Keras 2 splits list attributes larger than this over 'name0', 'name1', ...
 # (the room in an HDF5 object header); files are read either way.
 _HEADER_LIMIT = 64512
@@ -54,21 +56,7 @@ def atomic_writer(filepath, overwrite=True):
     except BaseException:
         os.unlink(temporary)
         raise
-    _sync_directory(directory)
-
-
-def _sync_directory(directory):
-    # Makes the rename itself durable; some platforms cannot open directories.
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
+    sync_directory(directory)
 
 
 @contextlib.contextmanager

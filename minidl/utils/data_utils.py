@@ -194,7 +194,7 @@ def _fetch(origin, path, file_hash, algorithm):
     except BaseException:
         os.unlink(temporary)
         raise
-    _sync_directory(directory)
+    sync_directory(directory)
 
 
 def _chunks(origin):
@@ -214,8 +214,8 @@ def _chunks(origin):
         raise OSError(f'get_file: URL fetch failure on {origin}: {error}') from error
 
 
-def _sync_directory(directory):
-    # Makes the rename itself durable; some platforms cannot open directories.
+def sync_directory(directory):
+    """fsync ``directory``, which makes a rename in it durable (where directories open)."""
     try:
         descriptor = os.open(directory, os.O_RDONLY)
     except OSError:
