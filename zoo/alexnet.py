@@ -37,7 +37,7 @@ _VARIANTS = {
 
 
 def AlexNet(include_top=True, weights=None, input_tensor=None, input_shape=None, pooling=None,
-            classes=1000, classifier_activation='softmax', variant='torchvision'):
+            classes=None, classifier_activation='softmax', variant='torchvision'):
     """AlexNet; see the module docstring for the variants.
 
     Args:
@@ -52,7 +52,8 @@ def AlexNet(include_top=True, weights=None, input_tensor=None, input_shape=None,
         input_shape: ``(height, width, channels)``; (224, 224, 3) by default,
             (32, 32, 3) for 'small'.
         pooling: Without the top: None (the last feature map), 'avg' or 'max'.
-        classes: Width of the classifier.
+        classes: Width of the classifier; 1,000 by default, 52 with the glyph
+            weights.
         classifier_activation: Activation of 'predictions' ('softmax', or
             None for logits).
         variant: 'torchvision', 'slides' or 'small'.
@@ -65,9 +66,9 @@ def AlexNet(include_top=True, weights=None, input_tensor=None, input_shape=None,
         raise ValueError(f'AlexNet variant must be one of {sorted(_VARIANTS)}, got {variant!r}')
     convolutions, width, default_shape, min_size = _VARIANTS[variant]
     name = 'alexnet' if variant == 'torchvision' else f'alexnet_{variant}'
-    input_shape, weights = application.check_arguments(
-        name, include_top, weights, input_shape, pooling, classes, default_shape, min_size,
-        fixed_shape=True)
+    input_shape, weights, classes = application.check_arguments(
+        name, include_top, weights, input_shape, pooling, classes, default_shape, 1000,
+        min_size, fixed_shape=True)
     inputs, x = application.model_input(name, input_tensor, input_shape)
     # The max pools follow the first, the second and the last convolution.
     pooled = (0, 1, len(convolutions) - 1)

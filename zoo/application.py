@@ -20,25 +20,30 @@ POOLINGS = (None, 'avg', 'max')
 
 
 def check_arguments(family, include_top, weights, input_shape, pooling, classes,
-                    default_shape, min_size, fixed_shape=False):
+                    default_shape, default_classes, min_size, fixed_shape=False):
     """Keras 2's argument rules, with messages that say what to pass instead.
 
     Args:
         family: Model name for messages and the registry ('resnet20', ...).
-        include_top, weights, input_shape, pooling, classes: As the constructor got them.
+        include_top, weights, input_shape, pooling, classes: As the constructor got
+            them; ``classes=None`` means those of the registered weights, or
+            ``default_classes``.
         default_shape: The input shape (height, width, channels) used when
-            none is given, and the one registered weights were trained at.
+            none is given (registered weights bring their own).
+        default_classes: The classes used when none are given.
         min_size: Smallest height and width the body can reduce.
         fixed_shape: Whether the top only fits ``default_shape``'s height and
             width (a flattened top, as AlexNet's).
 
     Returns:
-        ``(input_shape, weight_file)``: the shape to build, and the
-        registered :class:`~zoo.registry.WeightFile` or a path or None.
+        ``(input_shape, weights, classes)``: the shape to build, the
+        registered :class:`~zoo.registry.WeightFile` or a path or None, and
+        the width of the classifier.
     """
     if pooling not in POOLINGS:
         raise ValueError(f'{family}: pooling must be None, "avg" or "max", got {pooling!r}')
-    if isinstance(classes, bool) or not isinstance(classes, int) or classes < 1:
+    if classes is not None and (isinstance(classes, bool) or not isinstance(classes, int)
+                                or classes < 1):
         raise ValueError(f'{family}: classes must be a positive integer, got {classes!r}')
     weight_file = None
     if weights is not None:
@@ -51,14 +56,15 @@ def check_arguments(family, include_top, weights, input_shape, pooling, classes,
         raise ValueError(f'{family}: weights={weights!r} is neither a registered name '
                          f'({", ".join(names) or "none registered"}) nor an existing file')
     if isinstance(weight_file, registry.WeightFile):
-        default_shape = weight_file.input_shape
-        if include_top and classes != weight_file.classes:
+        default_shape, default_classes = weight_file.input_shape, weight_file.classes
+        if include_top and classes not in (None, weight_file.classes):
             raise ValueError(f'{family}: weights={weights!r} have a top of '
                              f'{weight_file.classes} classes; with include_top=True, classes '
                              f'must be {weight_file.classes} (or pass include_top=False)')
     input_shape = _input_shape(family, input_shape, default_shape, min_size,
                                include_top and fixed_shape, weight_file)
-    return input_shape, weights if weight_file is None else weight_file
+    classes = default_classes if classes is None else classes
+    return input_shape, weights if weight_file is None else weight_file, classes
 
 
 def _input_shape(family, input_shape, default_shape, min_size, fixed_size, weight_file):

@@ -32,7 +32,6 @@ class WeightFile:
         sha256: Its SHA-256, hex.
         classes: Width of its top.
         input_shape: The input shape it was trained at.
-        labels: The label set its top predicts (a key of ``zoo.labels``).
         accuracy: Top-1 accuracy measured on held-out data.
         evaluated_on: What that held-out data was.
         script: The training script that writes the file.
@@ -44,7 +43,6 @@ class WeightFile:
     sha256: str
     classes: int
     input_shape: tuple
-    labels: str
     accuracy: float
     evaluated_on: str
     script: str
@@ -110,3 +108,17 @@ def load_by_name(model, path):
                          f'{" ..." if len(missing) > 5 else ""} of model {model.name!r}; is '
                          f'it a file for this architecture (zoo layer names)?')
     model.load_weights(path, by_name=True)
+
+
+# Measured by `python -m zoo.training.glyphs <family>` (its last line), which
+# evaluates on the 5,200 letters of glyphs.TEST_FONTS that training never sees.
+register(WeightFile(
+    family='resnet20', name='glyphs', file_name='resnet20_glyphs.h5',
+    sha256='135b0db474c82c4873f67f26aafcd57130c98b7cada5de6a100c7de294c57f83', classes=52, input_shape=(32, 32, 1),
+    accuracy=0.9850, evaluated_on='glyph letters, the 5 test fonts (5,200 images)',
+    script='zoo/training/glyphs.py'))
+register(WeightFile(
+    family='alexnet_small', name='glyphs', file_name='alexnet_small_glyphs.h5',
+    sha256='d48001ef0cde2a7c80bf91e986516427eaddfc330ddf808c5f4f011a45293863', classes=52, input_shape=(32, 32, 1),
+    accuracy=0.9810, evaluated_on='glyph letters, the 5 test fonts (5,200 images)',
+    script='zoo/training/glyphs.py'))

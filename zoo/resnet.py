@@ -94,7 +94,7 @@ _DEPTHS = {
 
 
 def ResNet(depth, include_top=True, weights=None, input_tensor=None, input_shape=None,
-           pooling=None, classes=1000, classifier_activation='softmax'):
+           pooling=None, classes=None, classifier_activation='softmax'):
     """A torchvision ResNet of ``depth`` 18, 34, 50, 101 or 152 layers.
 
     Args:
@@ -110,7 +110,7 @@ def ResNet(depth, include_top=True, weights=None, input_tensor=None, input_shape
         input_shape: ``(height, width, 3)``, at least 32x32; (224, 224, 3)
             by default.
         pooling: Without the top: None (the last feature map), 'avg' or 'max'.
-        classes: Width of the classifier.
+        classes: Width of the classifier; 1,000 by default.
         classifier_activation: Activation of 'predictions' ('softmax', or
             None for logits).
 
@@ -120,8 +120,8 @@ def ResNet(depth, include_top=True, weights=None, input_tensor=None, input_shape
     if depth not in _DEPTHS:
         raise ValueError(f'ResNet depth must be one of {sorted(_DEPTHS)}, got {depth!r}')
     name = f'resnet{depth}'
-    input_shape, weights = application.check_arguments(
-        name, include_top, weights, input_shape, pooling, classes, (224, 224, 3), 32)
+    input_shape, weights, classes = application.check_arguments(
+        name, include_top, weights, input_shape, pooling, classes, (224, 224, 3), 1000, 32)
     inputs, x = application.model_input(name, input_tensor, input_shape)
     block, counts = _DEPTHS[depth]
     x = conv_bn(x, 64, 7, 2, 'conv1')

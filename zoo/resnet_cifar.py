@@ -24,7 +24,7 @@ _DEPTHS = (20, 32, 44, 56, 110)
 
 
 def ResNetCifar(depth, include_top=True, weights=None, input_tensor=None, input_shape=None,
-                pooling=None, classes=10, classifier_activation='softmax'):
+                pooling=None, classes=None, classifier_activation='softmax'):
     """A CIFAR ResNet of ``depth`` 20, 32, 44, 56 or 110 layers.
 
     Args:
@@ -38,7 +38,7 @@ def ResNetCifar(depth, include_top=True, weights=None, input_tensor=None, input_
         input_shape: ``(height, width, channels)``, at least 8x8; (32, 32, 3)
             by default, (32, 32, 1) with the glyph weights.
         pooling: Without the top: None (the last feature map), 'avg' or 'max'.
-        classes: Width of the classifier.
+        classes: Width of the classifier; 10 by default, 52 with the glyph weights.
         classifier_activation: Activation of 'predictions' ('softmax', or
             None for logits).
 
@@ -48,8 +48,8 @@ def ResNetCifar(depth, include_top=True, weights=None, input_tensor=None, input_
     if depth not in _DEPTHS:
         raise ValueError(f'CIFAR ResNet depth must be one of {_DEPTHS}, got {depth!r}')
     name = f'resnet{depth}'
-    input_shape, weights = application.check_arguments(
-        name, include_top, weights, input_shape, pooling, classes, (32, 32, 3), 8)
+    input_shape, weights, classes = application.check_arguments(
+        name, include_top, weights, input_shape, pooling, classes, (32, 32, 3), 10, 8)
     inputs, x = application.model_input(name, input_tensor, input_shape)
     x = conv_bn(x, 16, 3, 1, 'conv1')
     for index, filters in enumerate((16, 32, 64)):
