@@ -1,7 +1,7 @@
 """Train the zoo's registered glyph weights, bit for bit.
 
-    python -m zoo.training.glyphs resnet20        # ~17 min on 2 cores
-    python -m zoo.training.glyphs alexnet_small   # ~9 min on 2 cores
+    python -m zoo.training.glyphs resnet20        # ~17 min on 2 idle cores
+    python -m zoo.training.glyphs alexnet_small   # ~11 min on 2 idle cores
 
 Each recipe trains on the 52 letters of :mod:`minidl.datasets.glyphs` in
 the 16 training fonts (20 varied images of each letter in each font,
