@@ -1,7 +1,9 @@
 """Workloads W0-W6 of BENCHMARKS.md in minidl and in PyTorch, side by side in one run.
 
-    python -m benchmarks                      # all workloads, a few steps each
+    python -m benchmarks                      # W0-W6, a few steps each
     python -m benchmarks W3 --steps 30        # one workload, longer
+    python -m benchmarks Z1 Z3                # the zoo's ImageNet models (slow on the CPU)
+    python -m benchmarks Z2 --device gpu --steps 20
     python -m benchmarks W1 W2 --framework minidl --mode train --json out.jsonl
 
 Prints one JSON line per workload, framework and mode; minidl's line carries
@@ -33,7 +35,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks',
                                      description=__doc__.splitlines()[0])
     parser.add_argument('workloads', nargs='*', type=_workload_id, metavar='WORKLOAD',
-                        help='W0 ... W6 (default: all)')
+                        help='W0 ... W6, Z1 ... Z3 (default: W0 ... W6)')
     parser.add_argument('--steps', type=int, default=5, help='timed steps (default 5)')
     parser.add_argument('--warmup', type=int, default=2, help='untimed steps first (default 2)')
     parser.add_argument('--framework', choices=('minidl', 'torch', 'both'), default='both')
@@ -49,7 +51,7 @@ def parse_args(argv):
 def _results(args):
     frameworks = FRAMEWORKS if args.framework == 'both' else (args.framework,)
     modes = MODES if args.mode == 'both' else (args.mode,)
-    for workload_id in args.workloads or list(workloads.MODULES):
+    for workload_id in args.workloads or workloads.DEFAULT:
         workload = workloads.load(workload_id)
         if workload_id == 'W0':
             yield from run_sgemm(workload, frameworks, args.steps, args.warmup)

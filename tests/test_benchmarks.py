@@ -10,7 +10,25 @@ from benchmarks import workloads  # noqa: E402
 from benchmarks.__main__ import main  # noqa: E402
 from benchmarks.runner import minidl_steps, torch_steps  # noqa: E402
 
-# Parameter counts worked out by hand from BENCHMARKS.md's layer lists.
+
+def _imagenet_resnet(bottleneck, blocks):
+    """(PyTorch's, minidl's) parameter counts of a 1,000-class ResNet, from its layer list."""
+    convolutions, channels = [(3, 64, 7)], 64  # (in, out, kernel)
+    for stage, count in enumerate(blocks):
+        width = 64 * 2 ** stage
+        out = 4 * width if bottleneck else width
+        for block in range(count):
+            convolutions += ([(channels, width, 1), (width, width, 3), (width, out, 1)]
+                             if bottleneck else [(channels, width, 3), (width, width, 3)])
+            if channels != out or (block == 0 and stage > 0):
+                convolutions.append((channels, out, 1))  # the projection shortcut
+            channels = out
+    weights = sum(c * o * k * k for c, o, k in convolutions) + channels * 1000 + 1000
+    norm_channels = sum(o for _, o, _ in convolutions)  # a batch norm after each convolution
+    return weights + 2 * norm_channels, weights + 4 * norm_channels
+
+
+# Parameter counts worked out by hand from BENCHMARKS.md's layer lists (Z1-Z3: torchvision's).
 _LSTM_W5 = [4 * 256 * (161 + 256), 4 * 256 * (512 + 256)]  # kernels of layers 1, 2
 HAND_COUNTS = {  # workload: (PyTorch's count, minidl's count_params())
     'W1': (784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10,) * 2,
@@ -22,7 +40,14 @@ HAND_COUNTS = {  # workload: (PyTorch's count, minidl's count_params())
     'W5': (2 * sum(_LSTM_W5) + 4 * 2 * 4 * 256 + 512 * 29 + 29,
            2 * sum(_LSTM_W5) + 4 * 4 * 256 + 512 * 29 + 29),
     'W6': (4 * 128 * (32 + 128) + 2 * 4 * 128 + 1290, 4 * 128 * (32 + 128) + 4 * 128 + 1290),
+    'Z1': _imagenet_resnet(False, (2, 2, 2, 2)),
+    'Z2': _imagenet_resnet(True, (3, 4, 6, 3)),
+    'Z3': (3 * 64 * 121 + 64 + 64 * 192 * 25 + 192 + 192 * 384 * 9 + 384 + 384 * 256 * 9 + 256
+           + 256 * 256 * 9 + 256 + 9216 * 4096 + 4096 + 4096 * 4096 + 4096 + 4096 * 1000
+           + 1000,) * 2,
 }
+# torchvision's documented counts, which the layer lists above must give.
+TORCHVISION_COUNTS = {'Z1': 11_689_512, 'Z2': 25_557_032, 'Z3': 61_100_840}
 
 
 @pytest.mark.parametrize('workload_id', sorted(HAND_COUNTS))
@@ -33,6 +58,7 @@ def test_builds_have_the_specified_parameter_counts(workload_id):
     assert workload.PARAMS == torch_count and workload.MINIDL_PARAMS == minidl_count
     assert torch_steps(workload, x, y, 'cpu')[1] == torch_count
     assert minidl_steps(workload, x, y, 'cpu')[1] == minidl_count
+    assert torch_count == TORCHVISION_COUNTS.get(workload_id, torch_count)
 
 
 def test_cli_prints_a_line_per_workload_framework_and_mode(tmp_path, capsys):

@@ -1,15 +1,15 @@
 """W3 resnet20: CIFAR ResNet-20 (He et al. 2015, n = 3), projection shortcuts; batch 64.
 
-Convolutions have no bias. A stride-2 3x3 convolution pads 1 on every side
-as PyTorch's does (Keras' 'same' would pad only after the image), so minidl
-gets an explicit ZeroPadding2D(1) and a 'valid' convolution there.
+minidl's side is the zoo's own model, ``zoo.ResNet20`` (logits out); it pads
+a stride-2 3x3 convolution by 1 on every side, as PyTorch does, with a
+ZeroPadding2D before a 'valid' convolution. PyTorch's side is written here.
 """
 
 import torch.nn.functional as TF
 from torch import nn
 
+import zoo
 from benchmarks.common import synthetic_batch
-from minidl import layers, models
 
 ID, NAME, BATCH = 'W3', 'resnet20', 64
 PARAMS = 272_474
@@ -22,31 +22,8 @@ def data():
     return synthetic_batch(BATCH, (3, 32, 32), 10)
 
 
-def _conv_bn(x, filters, kernel, stride):
-    if stride == 1:
-        x = layers.Conv2D(filters, kernel, padding='same', use_bias=False)(x)
-    else:
-        if kernel > 1:
-            x = layers.ZeroPadding2D(kernel // 2)(x)
-        x = layers.Conv2D(filters, kernel, strides=stride, use_bias=False)(x)
-    return layers.BatchNormalization(momentum=0.9, epsilon=1e-5)(x)
-
-
-def _block(x, filters, stride):
-    y = layers.Activation('relu')(_conv_bn(x, filters, 3, stride))
-    y = _conv_bn(y, filters, 3, 1)
-    shortcut = x if stride == 1 else _conv_bn(x, filters, 1, stride)
-    return layers.Activation('relu')(layers.Add()([y, shortcut]))
-
-
 def minidl_model():
-    inputs = layers.Input((32, 32, 3))
-    x = layers.Activation('relu')(_conv_bn(inputs, WIDTHS[0], 3, 1))
-    for stage, filters in enumerate(WIDTHS):
-        for block in range(BLOCKS):
-            x = _block(x, filters, 2 if stage > 0 and block == 0 else 1)
-    x = layers.GlobalAveragePooling2D()(x)
-    return models.Model(inputs, layers.Dense(10)(x))
+    return zoo.ResNet20(classes=10, classifier_activation=None)
 
 
 class _Block(nn.Module):
