@@ -15,6 +15,10 @@ Layer names: ``conv1`` ... ``conv5`` (ReLU inside), ``conv1_pad``,
 6x6 is the identity at 224x224, the only size at which a model with the
 top is built; its flattening is channels-first, which
 :mod:`zoo.convert` accounts for in fc6's rows.
+
+``preprocess_input`` and ``decode_predictions`` here follow torchvision's
+ImageNet weights; the small variant's registered glyph weights take
+``preprocess_input(x, mode='unit')`` and ``decode_predictions(p, labels='glyphs')``.
 """
 
 from minidl import layers
