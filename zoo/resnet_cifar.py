@@ -9,8 +9,9 @@ everywhere else it is the identity. Layer names are those of
 :mod:`zoo.resnet` (stages conv2 to conv4).
 
 Registered weights: ``weights='glyphs'``, trained on the 52 letters of
-:mod:`minidl.datasets.glyphs` (32x32 grey images, one channel); see
-:mod:`zoo.registry` for the measured accuracy on held-out fonts.
+:mod:`minidl.datasets.glyphs` (32x32 grey images, one channel, values
+scaled to [0, 1] by :func:`preprocess_input`): 98.50 % top-1 on the 5,200
+letters of the 5 fonts training never saw (:mod:`zoo.registry`).
 """
 
 from zoo import application

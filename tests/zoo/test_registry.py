@@ -50,9 +50,12 @@ def sha256(path):
 def test_every_registered_file_ships_with_its_hash():
     assert {(entry.family, entry.name) for entry in registry.entries()} == \
         {('resnet20', 'glyphs'), ('alexnet_small', 'glyphs')}
+    documented = {'resnet20': zoo.resnet_cifar.__doc__, 'alexnet_small': zoo.AlexNet.__doc__}
     for entry in registry.entries():
         assert sha256(registry.WEIGHTS_DIR / entry.file_name) == entry.sha256
         assert entry.family in CONSTRUCTORS and (ROOT / entry.script).exists()
+        # The accuracy users read in the docstring is the registered one.
+        assert f'{entry.accuracy:.2%}'.replace('%', ' %') in documented[entry.family]
 
 
 @pytest.mark.parametrize('entry', registry.entries(), ids=lambda entry: entry.family)
