@@ -55,7 +55,7 @@ def check_arguments(family, include_top, weights, input_shape, pooling, classes,
         names = registry.names(family)
         raise ValueError(f'{family}: weights={weights!r} is neither a registered name '
                          f'({", ".join(names) or "none registered"}) nor an existing file')
-    if isinstance(weight_file, registry.WeightFile):
+    if weight_file is not None:
         default_shape, default_classes = weight_file.input_shape, weight_file.classes
         if include_top and classes not in (None, weight_file.classes):
             raise ValueError(f'{family}: weights={weights!r} have a top of '
@@ -78,7 +78,7 @@ def _input_shape(family, input_shape, default_shape, min_size, fixed_size, weigh
         raise ValueError(f'{family}: with include_top=True the input must be '
                          f'{default_shape[0]}x{default_shape[1]} (the top is flattened); got '
                          f'input_shape {input_shape}; pass include_top=False for other sizes')
-    if isinstance(weight_file, registry.WeightFile) and input_shape[2] != default_shape[2]:
+    if weight_file is not None and input_shape[2] != default_shape[2]:
         raise ValueError(f'{family}: the registered weights take {default_shape[2]} '
                          f'channel(s); input_shape {input_shape} has {input_shape[2]}')
     if any(size is not None and size < min_size for size in input_shape[:2]):
