@@ -9,7 +9,7 @@ The norm constraints work on slices along ``axis``: for a Dense kernel
 for a Conv2D kernel ``(kh, kw, in, out)`` use ``axis=[0, 1, 2]``.
 """
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.tensor import Tensor
 
 # Keras's backend epsilon: keeps all-zero slices from dividing by zero.

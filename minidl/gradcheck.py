@@ -12,7 +12,7 @@ element of every floating input.
 
 import numpy as np
 
-from minidl.backend import arrays
+from minidl.compute import arrays
 from minidl.tensor import Tensor, no_grad
 
 

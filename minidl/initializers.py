@@ -2,7 +2,7 @@
 
 An initializer is called as ``initializer(shape, dtype=None)`` and returns a
 Tensor on the default device. Randomness comes from a seeded
-:class:`~minidl.backend.Generator`: an initializer given ``seed=s`` draws from
+:class:`~minidl.compute.Generator`: an initializer given ``seed=s`` draws from
 its own generator started at ``s`` (the same values on every call, as in
 Keras); one given no seed draws from the default generator, which
 ``minidl.set_seed`` restarts, so a whole model is repeatable from one seed.
@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from minidl import config
-from minidl.backend import Generator, default_generator, get_default_device
+from minidl.compute import Generator, default_generator, get_default_device
 from minidl.tensor import Tensor
 
 

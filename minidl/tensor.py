@@ -20,7 +20,7 @@ import itertools
 import numpy as np
 
 from minidl import config
-from minidl.backend import arrays, device as devices
+from minidl.compute import arrays, device as devices
 
 
 class Tensor:

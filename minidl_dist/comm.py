@@ -11,7 +11,7 @@ memory (:func:`to_host`, :func:`from_host`).
 from mpi4py import MPI
 
 from minidl import Device, set_default_device
-from minidl.backend import get_array_module, to_numpy
+from minidl.compute import get_array_module, to_numpy
 from minidl_dist import failfast
 
 _job = {}

@@ -8,7 +8,7 @@ random layers (Dropout) draw from.
 """
 
 from minidl import Generator
-from minidl.backend import default_generator
+from minidl.compute import default_generator
 from minidl.layers import Layer
 
 

@@ -2,7 +2,7 @@
 
 Inside minidl, a module imports only from lower rows of::
 
-    config -> backend -> tensor -> functions, gradcheck
+    config -> compute -> tensor -> functions, gradcheck
     -> initializers, activations, regularizers, constraints, data, datasets -> utils
     -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
 
@@ -12,7 +12,7 @@ are models' API; saving rebuilds models from the layer registry, by class name.)
 and from its own component (``minidl.functions.array`` may import
 ``minidl.functions.scatter``). The package's ``__init__`` gathers the public
 API and may import anything in minidl. minidl never imports minidl_dist, zoo,
-tests, tutorials or benchmarks; cupy is imported only under backend/, h5py
+tests, tutorials or benchmarks; cupy is imported only under compute/, h5py
 only in saving, mpi4py only in minidl_dist.
 """
 
@@ -26,7 +26,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
-    ['config'], ['backend'], ['tensor'], ['functions', 'gradcheck'],
+    ['config'], ['compute'], ['tensor'], ['functions', 'gradcheck'],
     ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets'],
     ['utils'], ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
 ]
@@ -75,7 +75,7 @@ def test_minidl_imports_follow_the_layering(path):
         top = imported.split('.')[0]
         assert top not in PROJECT_PACKAGES - {'minidl'}, f'{module} imports {imported}'
         if top == 'cupy':
-            assert own == 'backend', f'{module} imports cupy outside minidl/backend'
+            assert own == 'compute', f'{module} imports cupy outside minidl/compute'
         if top == 'h5py':
             assert own == 'saving', f'{module} imports h5py outside minidl/saving.py'
         assert top != 'mpi4py', f'{module} imports mpi4py, which only minidl_dist may use'

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from minidl.backend import Generator
+from minidl.compute import Generator
 
 
 def load_data(test_split=0.2, seed=0):

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 

@@ -4,7 +4,7 @@ broadcast_to, expand_dims, squeeze, cast.
 
 import numpy as np
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.functions.scatter import index_add
 from minidl.tensor import Function, Tensor
 

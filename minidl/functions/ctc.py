@@ -19,7 +19,7 @@ posterior occupation of the positions per class with a one-hot matrix product
 
 import numpy as np
 
-from minidl.backend import is_array, to_numpy
+from minidl.compute import is_array, to_numpy
 from minidl.functions.activation import _log_softmax_parts
 from minidl.tensor import Function, Tensor
 

@@ -2,7 +2,7 @@
 
 import numbers
 
-from minidl.backend import default_generator
+from minidl.compute import default_generator
 from minidl.tensor import Function
 
 
@@ -46,8 +46,8 @@ def dropout(x, rate, generator=None, training=True, noise_shape=None):
     Args:
         x: Input tensor.
         rate: Fraction of the elements to drop, in [0, 1).
-        generator: The :class:`minidl.backend.Generator` that draws the mask;
-            defaults to ``minidl.backend.default_generator()``.
+        generator: The :class:`minidl.compute.Generator` that draws the mask;
+            defaults to ``minidl.compute.default_generator()``.
         training: When false, return ``x`` unchanged.
         noise_shape: Shape of the mask, broadcast against ``x`` (Keras's
             ``noise_shape``: each entry 1, the input's size, or None for the

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from minidl.backend import get_array_module, is_array
+from minidl.compute import get_array_module, is_array
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
 

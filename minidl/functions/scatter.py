@@ -7,8 +7,8 @@ output row is a sum, in a fixed order, of its own rows in their original order:
 the same bits on every run, whatever the other indices are.
 """
 
-from minidl.backend import get_array_module
-from minidl.backend.segments import segment_sum
+from minidl.compute import get_array_module
+from minidl.compute.segments import segment_sum
 
 
 def index_add(indices, values, num_rows):

@@ -17,7 +17,7 @@ import inspect
 import numpy as np
 
 from minidl import config, constraints, initializers, regularizers
-from minidl.backend import snake_case, to_numpy, unique_name
+from minidl.compute import snake_case, to_numpy, unique_name
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.nest import flatten, map_structure
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic

@@ -21,7 +21,7 @@ import numpy as np
 
 from minidl import activations, constraints, initializers, regularizers
 from minidl import functions as F
-from minidl.backend import default_generator
+from minidl.compute import default_generator
 from minidl.layers.base import Layer
 from minidl.layers.conv import serialize_or_none
 from minidl.layers.input_spec import InputSpec

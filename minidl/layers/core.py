@@ -9,7 +9,7 @@ import numpy as np
 
 from minidl import activations, constraints, initializers, regularizers
 from minidl import functions as F
-from minidl.backend import Generator, default_generator
+from minidl.compute import Generator, default_generator
 from minidl.layers.base import Layer
 from minidl.layers.conv import normalize_data_format
 from minidl.layers.input_spec import InputSpec
@@ -136,7 +136,7 @@ class Dropout(Layer):
             entries take the input's size): (batch, 1, features) drops the
             same features at every step.
         seed: Seed of this layer's own random generator; without it the mask
-            comes from ``minidl.backend.default_generator()``.
+            comes from ``minidl.compute.default_generator()``.
     """
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):

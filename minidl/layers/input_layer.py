@@ -3,7 +3,7 @@
 import numpy as np
 
 from minidl import config
-from minidl.backend import unique_name
+from minidl.compute import unique_name
 from minidl.layers.base import Layer
 from minidl.layers.symbolic import Node, SymbolicTensor
 

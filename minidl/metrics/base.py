@@ -19,7 +19,7 @@ numbers per batch from the device to the host.
 import numpy as np
 
 from minidl import config
-from minidl.backend import get_array_module, is_array, snake_case, to_numpy
+from minidl.compute import get_array_module, is_array, snake_case, to_numpy
 from minidl.tensor import Tensor, no_grad
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from minidl.backend import default_generator, to_numpy
+from minidl.compute import default_generator, to_numpy
 from minidl.data import Sequence, batch_indices
 from minidl.models.strategy import count_of
 from minidl.tensor import Tensor

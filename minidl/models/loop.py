@@ -9,7 +9,7 @@ so the logs are exact. :mod:`minidl.models.strategy` explains the contract.
 
 import numpy as np
 
-from minidl.backend import to_numpy
+from minidl.compute import to_numpy
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
 from minidl.tensor import Tensor, no_grad

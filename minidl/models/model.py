@@ -3,7 +3,7 @@
 import numpy as np
 
 from minidl import callbacks as callbacks_module, optimizers, saving
-from minidl.backend import to_numpy, unique_name
+from minidl.compute import to_numpy, unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
 from minidl.layers.serialization import custom_object_scope

@@ -1,6 +1,6 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 
-from minidl.backend import unique_name
+from minidl.compute import unique_name
 from minidl.layers.base import Layer
 from minidl.layers.input_layer import Input, InputLayer
 from minidl.layers.nest import flatten

@@ -1,6 +1,6 @@
 """Adagrad and Adadelta: step sizes from accumulated squared gradients."""
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.optimizers.optimizer import Optimizer, check_number, default_rate
 
 

@@ -2,7 +2,7 @@
 
 import math
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.optimizers.optimizer import Optimizer, check_number, default_rate
 
 

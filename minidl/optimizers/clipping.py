@@ -6,7 +6,7 @@ new array, an unclipped one is passed on as it is.
 
 import math
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 
 
 def l2_norm(array):

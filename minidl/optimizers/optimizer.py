@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from minidl.backend import get_array_module, is_array, to_numpy
+from minidl.compute import get_array_module, is_array, to_numpy
 from minidl.optimizers import schedules
 from minidl.optimizers.clipping import clip_gradients
 from minidl.tensor import Tensor
@@ -66,7 +66,7 @@ class Optimizer:
       ``xp.multiply(m, beta, out=m)``; never ``param = ...``), from the array
       ``grad`` (already clipped), the 1-based ``step`` (``iterations + 1``)
       and the float learning rate ``lr`` of this step. Use
-      ``minidl.backend.get_array_module(param)`` for functions like ``sqrt``.
+      ``minidl.compute.get_array_module(param)`` for functions like ``sqrt``.
     - ``get_config()``: the base config plus its hyper-parameters.
 
     Optionally: ``elementwise = True`` when ``update`` treats every element

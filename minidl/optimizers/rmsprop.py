@@ -1,6 +1,6 @@
 """RMSprop: gradients divided by a running root mean square."""
 
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.optimizers.optimizer import Optimizer, check_number, default_rate
 
 

@@ -8,10 +8,10 @@ layers given their own ``seed``. Their states go into the file as JSON::
     {"default_generator": {...},
      "layer_generators": {"<layer name>/<attribute>": {...}, ...}}
 
-Each state is the dict of :meth:`minidl.backend.Generator.get_state`.
+Each state is the dict of :meth:`minidl.compute.Generator.get_state`.
 """
 
-from minidl.backend import Generator, default_generator
+from minidl.compute import Generator, default_generator
 from minidl.layers.base import Layer
 
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from minidl.backend import to_numpy
+from minidl.compute import to_numpy
 from minidl.saving import hdf5
 
 BACKEND = 'minidl'

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from minidl.backend import to_numpy
+from minidl.compute import to_numpy
 from minidl.tensor import Tensor
 
 

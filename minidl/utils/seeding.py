@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 
-from minidl.backend import set_seed
+from minidl.compute import set_seed
 
 
 def set_random_seed(seed):

@@ -11,7 +11,7 @@ import hashlib, sys
 import numpy as np
 import minidl
 from minidl import Tensor, functions as F
-from minidl.backend import default_generator
+from minidl.compute import default_generator
 
 minidl.set_seed(int(sys.argv[1]))
 g = default_generator()

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from minidl.backend import Generator, default_generator, set_seed
+from minidl.compute import Generator, default_generator, set_seed
 from minidl.functions import noise as N
 from minidl.tensor import Tensor
 from tests.gradcases import GradCase, random, run_gradcheck

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from minidl import functions as F
-from minidl.backend import set_seed
+from minidl.compute import set_seed
 from minidl.layers.core import (
     Activation, Dense, Dropout, Flatten, Lambda, Permute, RepeatVector, Reshape)
 from minidl.layers.input_layer import Input

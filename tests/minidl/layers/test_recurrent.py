@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from minidl.backend import set_seed
+from minidl.compute import set_seed
 from minidl.layers.core import Dense
 from minidl.layers.input_layer import Input
 from minidl.layers.recurrent import GRU, LSTM, SimpleRNN

@@ -5,7 +5,7 @@ import pytest
 
 import minidl
 from minidl import optimizers
-from minidl.backend import get_array_module
+from minidl.compute import get_array_module
 from minidl.optimizers import schedules
 from tests.minidl.optimizers.reference import (
     adagrad_step, assert_trajectories_close, make_problem, make_tensors, run_minidl,

@@ -6,7 +6,7 @@ Each builder returns ``(model, x, y)``.
 import numpy as np
 
 from minidl import layers, losses, models, optimizers
-from minidl.backend import Generator, clear_session, set_seed
+from minidl.compute import Generator, clear_session, set_seed
 
 
 def sequential_model(count=24):

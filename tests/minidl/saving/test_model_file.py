@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from minidl import layers, losses, metrics, models
-from minidl.backend import default_generator, set_seed
+from minidl.compute import default_generator, set_seed
 from minidl.layers.nest import flatten
 from minidl.saving import load_model, save_model
 from tests.minidl.saving.builders import (

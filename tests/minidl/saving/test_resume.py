@@ -7,7 +7,7 @@ import sys
 import numpy as np
 
 from minidl import callbacks, layers, models, optimizers
-from minidl.backend import Generator, set_seed
+from minidl.compute import Generator, set_seed
 from minidl.models import load_model
 from tests.minidl.saving.builders import assert_same_bits, fresh
 
@@ -56,7 +56,7 @@ def test_resuming_from_a_checkpoint_gives_the_uninterrupted_bits(tmp_path):
 RESUME = '''
 import sys
 import numpy as np
-from minidl.backend import Generator
+from minidl.compute import Generator
 from minidl.models import load_model
 
 model = load_model(sys.argv[1])

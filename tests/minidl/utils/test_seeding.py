@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from minidl.backend import default_generator
+from minidl.compute import default_generator
 from minidl.utils import set_random_seed
 
 
