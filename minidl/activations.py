@@ -11,6 +11,7 @@ numerically stable formula, as Keras does with its TensorFlow backend.
 """
 
 from minidl import functions as F
+from minidl.registry import Registry
 from minidl.tensor import Tensor
 
 
@@ -148,25 +149,11 @@ def mish(x):
 
 silu = swish
 
-_FUNCTIONS = {function.__name__: function for function in (
-    linear, relu, relu6, leaky_relu, elu, selu, gelu, sigmoid, hard_sigmoid, softmax,
-    log_softmax, softplus, softsign, tanh, exponential, swish, mish)}
-_FUNCTIONS['silu'] = swish
-
-
-def deserialize(name, custom_objects=None):
-    """The activation function called ``name`` (looked up in ``custom_objects`` first).
-
-    Raises:
-        ValueError: If ``name`` is not a known activation.
-    """
-    if isinstance(name, dict):  # the {'class_name': name, 'config': {}} form
-        name = name.get('class_name')
-    function = (custom_objects or {}).get(name) or _FUNCTIONS.get(name)
-    if function is None:
-        raise ValueError(f'unknown activation function {name!r}; known: '
-                         f'{", ".join(sorted(_FUNCTIONS))} (pass your own in custom_objects)')
-    return function
+REGISTRY = Registry('activation', none=linear)
+for _function in (linear, relu, relu6, leaky_relu, elu, selu, gelu, sigmoid, hard_sigmoid,
+                  softmax, log_softmax, softplus, softsign, tanh, exponential, swish, mish):
+    REGISTRY.register(_function)
+REGISTRY.register(swish, 'silu')
 
 
 def get(identifier):
@@ -176,16 +163,18 @@ def get(identifier):
         ValueError: For an unknown name.
         TypeError: For anything else that is not callable.
     """
-    if identifier is None:
-        return linear
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise TypeError(f'cannot interpret {identifier!r} as an activation function; give a '
-                    f'name such as "relu", or a callable')
+    return REGISTRY.get(identifier)
 
 
 def serialize(activation):
-    """The name of ``activation``: its function name, or its class name for an object."""
-    return getattr(activation, '__name__', None) or type(activation).__name__
+    """The name of an activation function (an object with ``get_config``: its dict)."""
+    return REGISTRY.serialize(activation)
+
+
+def deserialize(name, custom_objects=None):
+    """The activation function called ``name`` (looked up in ``custom_objects`` first).
+
+    Raises:
+        ValueError: If ``name`` is not a known activation.
+    """
+    return REGISTRY.deserialize(name, custom_objects)

@@ -17,6 +17,9 @@ Attributes:
         float32 means float32 on every device.
     grad_enabled: Whether operations record the graph for backward. Change it
         with ``minidl.no_grad()`` rather than by hand.
+    image_data_format: The layout of images for layers given
+        ``data_format=None``: 'channels_last' (NHWC) or 'channels_first'
+        (NCHW); Keras's ``K.image_data_format()``.
 """
 
 default_dtype = 'float32'
@@ -24,3 +27,4 @@ deterministic = True
 use_cudnn = 'auto'
 allow_tf32 = False
 grad_enabled = True
+image_data_format = 'channels_last'

@@ -10,6 +10,7 @@ for a Conv2D kernel ``(kh, kw, in, out)`` use ``axis=[0, 1, 2]``.
 """
 
 from minidl.compute import get_array_module
+from minidl.registry import Registry
 from minidl.tensor import Tensor
 
 # Keras's backend epsilon: keeps all-zero slices from dividing by zero.
@@ -123,9 +124,10 @@ non_neg = NonNeg
 unit_norm = UnitNorm
 min_max_norm = MinMaxNorm
 
-_CLASSES = {cls.__name__: cls for cls in (MaxNorm, NonNeg, UnitNorm, MinMaxNorm)}
-_NAMES = {'max_norm': MaxNorm, 'non_neg': NonNeg, 'unit_norm': UnitNorm,
-          'min_max_norm': MinMaxNorm}
+REGISTRY = Registry('constraint', base=Constraint)
+for _name, _cls in {'max_norm': MaxNorm, 'non_neg': NonNeg, 'unit_norm': UnitNorm,
+                    'min_max_norm': MinMaxNorm}.items():
+    REGISTRY.register(_cls, _name, _cls.__name__)
 
 
 def deserialize(config, custom_objects=None):
@@ -137,38 +139,17 @@ def deserialize(config, custom_objects=None):
     Raises:
         ValueError: For an unknown name or class name.
     """
-    custom_objects = custom_objects or {}
-    known = ', '.join([*_NAMES, *_CLASSES])
-    if isinstance(config, str):
-        found = custom_objects.get(config) or _NAMES.get(config) or _CLASSES.get(config)
-        if found is None:
-            raise ValueError(f'unknown constraint {config!r}; known: {known} (pass your own '
-                             f'in custom_objects)')
-        return found() if isinstance(found, type) else found
-    if not isinstance(config, dict) or 'class_name' not in config:
-        raise ValueError(f'a constraint config is a dict with "class_name" and "config", '
-                         f'got {config!r}')
-    name = config['class_name']
-    cls = custom_objects.get(name) or _CLASSES.get(name) or _NAMES.get(name)
-    if cls is None:
-        raise ValueError(f'unknown constraint class {name!r}; known: {known} '
-                         f'(pass your own in custom_objects)')
-    return cls.from_config(config.get('config', {}))
+    return REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A constraint from None, a name, a ``{'class_name', 'config'}`` dict or a callable.
 
     Raises:
-        ValueError: For an unknown name or anything that is not callable.
+        ValueError: For an unknown name.
+        TypeError: For anything else that is not callable.
     """
-    if identifier is None or isinstance(identifier, Constraint):
-        return identifier
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier) and not isinstance(identifier, type):
-        return identifier
-    raise ValueError(f'cannot interpret {identifier!r} as a constraint')
+    return REGISTRY.get(identifier)
 
 
 def serialize(constraint):
@@ -176,8 +157,4 @@ def serialize(constraint):
 
     A plain function is serialized as its name, as in Keras.
     """
-    if constraint is None:
-        return None
-    if not isinstance(constraint, Constraint):
-        return constraint.__name__
-    return {'class_name': type(constraint).__name__, 'config': constraint.get_config()}
+    return REGISTRY.serialize(constraint)

@@ -17,6 +17,7 @@ import numpy as np
 
 from minidl import config
 from minidl.compute import Generator, default_generator, get_default_device
+from minidl.registry import Registry
 from minidl.tensor import Tensor
 
 
@@ -231,36 +232,35 @@ def compute_fans(shape):
     return shape[-2] * receptive_field, shape[-1] * receptive_field
 
 
-_ALIASES = {
-    'zeros': Zeros, 'zero': Zeros, 'ones': Ones, 'one': Ones, 'constant': Constant,
-    'random_normal': RandomNormal, 'normal': RandomNormal, 'random_uniform': RandomUniform,
-    'uniform': RandomUniform, 'truncated_normal': TruncatedNormal,
-    'variance_scaling': VarianceScaling, 'glorot_uniform': GlorotUniform,
-    'glorot_normal': GlorotNormal, 'he_uniform': HeUniform, 'he_normal': HeNormal,
-    'lecun_uniform': LecunUniform, 'lecun_normal': LecunNormal, 'orthogonal': Orthogonal,
-    'identity': Identity,
-}
-_CLASSES = {cls.__name__: cls for cls in set(_ALIASES.values())}
+REGISTRY = Registry('initializer', base=Initializer)
+for _name, _cls in {
+        'zeros': Zeros, 'zero': Zeros, 'ones': Ones, 'one': Ones, 'constant': Constant,
+        'random_normal': RandomNormal, 'normal': RandomNormal, 'random_uniform': RandomUniform,
+        'uniform': RandomUniform, 'truncated_normal': TruncatedNormal,
+        'variance_scaling': VarianceScaling, 'glorot_uniform': GlorotUniform,
+        'glorot_normal': GlorotNormal, 'he_uniform': HeUniform, 'he_normal': HeNormal,
+        'lecun_uniform': LecunUniform, 'lecun_normal': LecunNormal, 'orthogonal': Orthogonal,
+        'identity': Identity}.items():
+    REGISTRY.register(_cls, _name)
+for _cls in (Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal, VarianceScaling,
+             GlorotUniform, GlorotNormal, HeUniform, HeNormal, LecunUniform, LecunNormal,
+             Orthogonal, Identity):
+    REGISTRY.register(_cls)
 
 
 def get(identifier):
-    """An initializer from a name, a ``{'class_name', 'config'}`` dict, an instance or a callable."""
-    if identifier is None or isinstance(identifier, Initializer) or callable(identifier) \
-            and not isinstance(identifier, type):
-        return identifier
-    if isinstance(identifier, str):
-        cls = _ALIASES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f'unknown initializer {identifier!r}; known: {", ".join(sorted(_ALIASES))}')
-        return cls()
-    if isinstance(identifier, dict) and 'class_name' in identifier:
-        cls = _ALIASES.get(identifier['class_name']) or _CLASSES.get(identifier['class_name'])
-        if cls is None:
-            raise ValueError(f"unknown initializer class {identifier['class_name']!r}")
-        return cls.from_config(identifier.get('config', {}))
-    raise TypeError(f'cannot interpret {identifier!r} as an initializer')
+    """An initializer from a name, a ``{'class_name', 'config'}`` dict, an instance or a callable.
+
+    None gives None (the layer's default applies).
+    """
+    return REGISTRY.get(identifier)
 
 
 def serialize(initializer):
     """The ``{'class_name', 'config'}`` dict that :func:`get` turns back into ``initializer``."""
-    return {'class_name': type(initializer).__name__, 'config': initializer.get_config()}
+    return REGISTRY.serialize(initializer)
+
+
+def deserialize(config, custom_objects=None):
+    """The initializer a name or a ``{'class_name', 'config'}`` dict stands for."""
+    return REGISTRY.deserialize(config, custom_objects)

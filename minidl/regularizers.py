@@ -13,6 +13,7 @@ import math
 import numbers
 
 from minidl import functions as F
+from minidl.registry import Registry
 from minidl.tensor import Tensor
 
 
@@ -110,52 +111,34 @@ def l1_l2(l1=0.01, l2=0.01):
     return L1L2(l1=l1, l2=l2)
 
 
-_CLASSES = {'L1': L1, 'L2': L2, 'L1L2': L1L2}
-_NAMES = {'l1': L1, 'l2': L2, 'l1_l2': l1_l2}
+REGISTRY = Registry('regularizer', base=Regularizer)
+REGISTRY.register(L1, 'l1')
+REGISTRY.register(L2, 'l2')
+REGISTRY.register(l1_l2, factory=True)
+for _cls in (L1, L2, L1L2):
+    REGISTRY.register(_cls)
 
 
 def deserialize(config, custom_objects=None):
     """The regularizer for a name or a ``{'class_name', 'config'}`` dict.
 
-    ``custom_objects`` maps the names of your own Regularizer classes (or penalty
-    functions) to them.
+    ``custom_objects`` maps the names of your own Regularizer classes (or
+    penalty functions) to them.
 
     Raises:
         ValueError: For an unknown name or class name.
     """
-    custom_objects = custom_objects or {}
-    if isinstance(config, str):
-        found = custom_objects.get(config) or _NAMES.get(config) or _CLASSES.get(config)
-        if found is None:
-            raise ValueError(f'unknown regularizer {config!r}; known: l1, l2, l1_l2, '
-                             f'{", ".join(_CLASSES)} (pass your own in custom_objects)')
-        # A class or factory is called with its defaults; a plain function is the regularizer.
-        return found() if isinstance(found, type) or found is l1_l2 else found
-    if not isinstance(config, dict) or 'class_name' not in config:
-        raise ValueError(f'a regularizer config is a dict with "class_name" and "config", '
-                         f'got {config!r}')
-    name = config['class_name']
-    cls = custom_objects.get(name) or _CLASSES.get(name) or _NAMES.get(name)
-    if cls is None:
-        raise ValueError(f'unknown regularizer class {name!r}; known: '
-                         f'{", ".join(_CLASSES)} (pass your own in custom_objects)')
-    arguments = config.get('config', {})
-    return cls.from_config(arguments) if hasattr(cls, 'from_config') else cls(**arguments)
+    return REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A regularizer from None, a name, a ``{'class_name', 'config'}`` dict or a callable.
 
     Raises:
-        ValueError: For an unknown name or anything that is not callable.
+        ValueError: For an unknown name.
+        TypeError: For anything else that is not callable.
     """
-    if identifier is None or isinstance(identifier, Regularizer):
-        return identifier
-    if isinstance(identifier, (str, dict)):
-        return deserialize(identifier)
-    if callable(identifier) and not isinstance(identifier, type):
-        return identifier
-    raise ValueError(f'cannot interpret {identifier!r} as a regularizer')
+    return REGISTRY.get(identifier)
 
 
 def serialize(regularizer):
@@ -164,8 +147,4 @@ def serialize(regularizer):
     A plain function is serialized as its name, as in Keras (``get`` finds it
     again through ``custom_objects``).
     """
-    if regularizer is None:
-        return None
-    if not isinstance(regularizer, Regularizer):
-        return regularizer.__name__
-    return {'class_name': type(regularizer).__name__, 'config': regularizer.get_config()}
+    return REGISTRY.serialize(regularizer)

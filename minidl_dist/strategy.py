@@ -72,7 +72,7 @@ class DataParallel(Strategy):
         self._model = model
         self._streams = PartStreams(model_parts.generators(model))
         self._has_sync_batch_norm = any(isinstance(layer, SyncBatchNormalization)
-                                        for layer in model_parts.all_layers(model))
+                                        for layer in model.flatten_layers())
 
     def begin_epochs(self, batch_size, steps):
         """Check that the global batch divides evenly and that all ranks run the same steps."""

@@ -2,12 +2,19 @@
 
 Inside minidl, a module imports only from lower rows of::
 
-    config -> compute -> tensor -> functions, gradcheck
-    -> initializers, activations, regularizers, constraints, data, datasets -> utils
+    config, registry -> compute -> tensor -> functions, gradcheck
+    -> initializers, activations, regularizers, constraints, data, datasets
     -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
+    -> backend, engine -> utils -> preprocessing
 
 (``saving`` sits below ``models`` because ``Model.save`` and ``load_model``
-are models' API; saving rebuilds models from the layer registry, by class name.)
+are models' API; saving rebuilds models from the layer registry, by class name.
+``utils`` is Keras's grab bag for users: some of it works on models, such as
+``plot_model`` and ``layer_test``, so it sits above them. ``backend`` is
+Keras's ``K``, a facade over tensors and layer graphs for users' code; it
+sits above models so that it may use anything below, and below utils and
+preprocessing, which may read its settings such as ``image_data_format()``.
+``engine`` only re-exports classes at Keras 2's ``keras.engine`` paths.)
 
 and from its own component (``minidl.functions.array`` may import
 ``minidl.functions.scatter``). The package's ``__init__`` gathers the public
@@ -26,9 +33,12 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
-    ['config'], ['compute'], ['tensor'], ['functions', 'gradcheck'],
+    ['config', 'registry'], ['compute'], ['tensor'], ['functions', 'gradcheck'],
     ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets'],
-    ['utils'], ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
+    ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
+    ['backend', 'engine'],
+    ['utils'],
+    ['preprocessing'],
 ]
 RANK = {component: row for row, components in enumerate(ROWS) for component in components}
 PROJECT_PACKAGES = {'minidl', 'minidl_dist', 'zoo', 'tests', 'tutorials', 'benchmarks'}

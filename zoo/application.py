@@ -13,6 +13,7 @@ import os
 
 from minidl import layers
 from minidl.models import Model
+from minidl.utils import get_source_inputs
 
 from zoo import registry
 
@@ -103,18 +104,8 @@ def model_input(name, input_tensor, input_shape):
 
 
 def source_inputs(tensor):
-    """The ``Input`` tensors ``tensor`` is computed from, in the order they were made."""
-    found, stack, seen = {}, [tensor], set()
-    while stack:
-        current = stack.pop()
-        node = current.node
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node.layer, layers.InputLayer):
-            found[node.id] = current
-        stack.extend(node.parents)
-    inputs = [found[key] for key in sorted(found)]
+    """The ``Input`` tensor(s) ``tensor`` is computed from: one tensor, or a list of several."""
+    inputs = get_source_inputs(tensor)
     return inputs[0] if len(inputs) == 1 else inputs
 
 

@@ -17,9 +17,10 @@ from minidl.callbacks.history import History
 from minidl.callbacks.lambda_callback import LambdaCallback
 from minidl.callbacks.learning_rate import LearningRateScheduler, ReduceLROnPlateau
 from minidl.callbacks.progbar import ProgbarLogger
+from minidl.callbacks.tensorboard import TensorBoard
 
 __all__ = [
     'CSVLogger', 'Callback', 'CallbackList', 'EarlyStopping', 'History', 'LambdaCallback',
     'LearningRateScheduler', 'ModelCheckpoint', 'ProgbarLogger', 'ReduceLROnPlateau',
-    'TerminateOnNaN',
+    'TensorBoard', 'TerminateOnNaN',
 ]

@@ -2,7 +2,6 @@
 
 import math
 import os
-import warnings
 
 import numpy as np
 
@@ -26,32 +25,26 @@ class ModelCheckpoint(Callback):
         save_weights_only: Call ``model.save_weights`` instead of ``model.save``.
         mode: 'min', 'max', or 'auto': 'max' for names containing 'acc' or
             starting with 'fmeasure', else 'min'.
+        period: Save every that many epochs (Keras 2's argument).
         save_freq: 'epoch', or an int: save after every that many batches.
         initial_value_threshold: The best value to beat at first (default: none).
-        **kwargs: ``period``: Keras's older argument, save every that many epochs.
 
     Raises:
         ValueError: For a bad ``mode``, ``save_freq`` or ``period``.
     """
 
     def __init__(self, filepath, monitor='val_loss', verbose=0, save_best_only=False,
-                 save_weights_only=False, mode='auto', save_freq='epoch',
-                 initial_value_threshold=None, **kwargs):
+                 save_weights_only=False, mode='auto', period=1, save_freq='epoch',
+                 initial_value_threshold=None):
         super().__init__()
         check_mode('ModelCheckpoint', mode)
         if save_freq != 'epoch' and not _is_positive_int(save_freq):
             raise ValueError(f"ModelCheckpoint: save_freq must be 'epoch' or a positive "
                              f"integer (a number of batches), got {save_freq!r}")
-        unknown = sorted(set(kwargs) - {'period'})
-        if unknown:
-            raise TypeError(f'ModelCheckpoint: unexpected keyword argument(s) {", ".join(unknown)}')
-        self.period = kwargs.get('period', 1)
-        if not _is_positive_int(self.period):
+        if not _is_positive_int(period):
             raise ValueError(f'ModelCheckpoint: period must be a positive integer, '
-                             f'got {self.period!r}')
-        if 'period' in kwargs:
-            warnings.warn('ModelCheckpoint: `period` is deprecated; use `save_freq`',
-                          DeprecationWarning, stacklevel=2)
+                             f'got {period!r}')
+        self.period = period
         self.filepath = os.fspath(filepath)
         self.monitor = monitor
         self.verbose = verbose

@@ -22,14 +22,23 @@ def check_non_negative(callback, argument, value):
 def monitored_value(model, monitor, logs, message):
     """``logs[monitor]``, or None after a warning (on the chief) listing the logged names.
 
+    Keras 2.2.4 logged ``metrics=['accuracy']`` as 'acc' and Keras 2.3 as
+    'accuracy' (as minidl does), so scripts of either monitor the other
+    spelling: 'val_acc' finds 'val_accuracy' and the other way round.
+
     Args:
         model: The model (its strategy says whether this process may warn).
         monitor: The name of the value.
         logs: The logs of the hook, or None.
         message: The warning, with ``{monitor}`` where the name goes.
     """
-    value = (logs or {}).get(monitor)
+    logs = logs or {}
+    value = logs.get(monitor)
+    if value is None and monitor.endswith(('acc', 'accuracy')):
+        stem = monitor[:-len('accuracy')] if monitor.endswith('accuracy') else monitor[:-3]
+        other = stem + ('acc' if monitor.endswith('accuracy') else 'accuracy')
+        value = logs.get(other)
     if value is None and is_chief(model):
         warnings.warn(f'{message.format(monitor=monitor)} Available metrics are: '
-                      f'{",".join(logs or {})}', RuntimeWarning, stacklevel=3)
+                      f'{",".join(logs)}', RuntimeWarning, stacklevel=3)
     return value

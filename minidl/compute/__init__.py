@@ -10,13 +10,13 @@ from minidl.compute.arrays import get_array_module, is_array, to_numpy
 from minidl.compute.device import Device, get_default_device, move, scope_of, set_default_device
 from minidl.compute.memory import keep_freed_memory
 from minidl.compute.names import clear_session, snake_case, unique_name
-from minidl.compute.random import Generator, default_generator, set_seed
+from minidl.compute.random import Generator, default_generator, new_generator, set_seed
 from minidl.compute.segments import segment_sum
 
 keep_freed_memory()
 
 __all__ = [
     'Device', 'Generator', 'accelerated', 'clear_session', 'default_generator',
-    'get_array_module', 'get_default_device', 'is_array', 'move', 'scope_of', 'segment_sum',
-    'set_default_device', 'set_seed', 'snake_case', 'to_numpy', 'unique_name',
+    'get_array_module', 'get_default_device', 'is_array', 'move', 'new_generator', 'scope_of',
+    'segment_sum', 'set_default_device', 'set_seed', 'snake_case', 'to_numpy', 'unique_name',
 ]

@@ -4,9 +4,13 @@ Every random draw (initializers, dropout masks, shuffling) comes from an
 explicit :class:`Generator`. Nothing reads numpy's global random state, so a
 program's results depend only on the seeds it sets.
 
-``set_seed(s)`` re-seeds the default generator, from which components that
-were given no generator of their own draw, in program order; that makes a
-whole script repeatable from one seed.
+Randomness belongs to the objects that use it: a Dropout layer, a recurrent
+layer's input dropout and a model's epoch shuffling each own a Generator
+(:func:`new_generator`), which is saved with the model and restored only into
+it. One given no seed is seeded, when it is made, from the process-wide
+default generator, so ``set_seed(s)`` before building still makes a whole
+script repeatable from one seed, while loading or training one model never
+changes the draws of another.
 """
 
 import numpy as np
@@ -86,6 +90,18 @@ _default = Generator(0)
 def default_generator():
     """The process-wide Generator used when no generator is given explicitly."""
     return _default
+
+
+def new_generator(seed=None):
+    """A Generator of one's own: started at ``seed``, or at a seed drawn from the default one.
+
+    Args:
+        seed: Non-negative integer, or None to take the next draw of the
+            default generator (what ``set_seed`` decides).
+    """
+    if seed is None:
+        seed = int(_default.integers(0, 2**63))
+    return Generator(seed)
 
 
 def set_seed(seed):

@@ -10,6 +10,12 @@ of this module that turn bytes into arrays; any other name (``os.system``,
 ``builtins.eval``, ...) and any opcode that would create or call other
 objects is refused with :class:`RestrictedPickleError`.
 
+Arrays of Python objects (numpy's dtype ``object``, as ``np.save`` writes
+Keras's imdb.npz and reuters.npz, whose samples are lists of word indices)
+are read only when the caller asks for them with ``allow_object_arrays``:
+their elements are then the plain values this reader built, never raw
+memory.
+
 Protocols 0 to 5 are read (CIFAR-10 was written by Python 2; tests write
 with Python 3). Strings of Python 2 are returned as bytes, as
 ``pickle.load(file, encoding='bytes')`` does.
@@ -42,7 +48,11 @@ class _PendingArray:
         if not isinstance(state, tuple) or len(state) not in (4, 5):
             raise RestrictedPickleError(f'unexpected array state {str(state)[:100]}')
         shape, dtype, fortran, raw = state[-4:]
-        array = _from_bytes(raw, dtype, shape, 'F' if fortran else 'C')
+        order = 'F' if fortran else 'C'
+        if isinstance(dtype, np.dtype) and dtype.kind == 'O':
+            array = _object_array(raw, shape, order)
+        else:
+            array = _from_bytes(raw, dtype, shape, order)
         # As numpy's own unpickling of this form, data of the other byte order is swapped.
         self.array = array.astype(array.dtype.newbyteorder('='), copy=False)
 
@@ -71,6 +81,9 @@ def _from_bytes(raw, dtype, shape, order):
         raw = raw.encode('latin-1')
     if not isinstance(raw, (bytes, bytearray)) or not isinstance(dtype, np.dtype):
         raise RestrictedPickleError('an array needs raw bytes and a numpy dtype')
+    if dtype.kind == 'O':  # raw bytes would be read as object pointers
+        raise RestrictedPickleError('an object array is built from a list of values, '
+                                    'never from raw bytes')
     if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
         raise RestrictedPickleError(f'bad array shape {shape!r}')
     if math.prod(shape) * dtype.itemsize != len(raw):
@@ -79,12 +92,25 @@ def _from_bytes(raw, dtype, shape, order):
     return np.frombuffer(raw, dtype).reshape(shape, order=order).copy()
 
 
+def _object_array(items, shape, order):
+    # The items were built by the reader, so they are plain values or arrays.
+    if not isinstance(items, list) or not isinstance(shape, tuple) \
+            or len(items) != math.prod(shape):
+        raise RestrictedPickleError(f'an object array of shape {shape!r} needs a list of '
+                                    f'as many values')
+    array = np.empty(len(items), dtype=object)
+    for index, item in enumerate(items):  # element by element: lists must stay elements
+        array[index] = item
+    return array.reshape(shape, order=order)
+
+
 def _dtype(spec, align=False, copy=False):
     try:
         dtype = np.dtype(_text(spec))
     except TypeError as error:
         raise RestrictedPickleError(f'bad dtype {spec!r}') from error
-    if dtype.kind not in 'biufcSU':  # no object, structured or time dtypes
+    # No structured or time dtypes; object ones only where the reader allows them.
+    if dtype.kind not in 'biufcSUO':
         raise RestrictedPickleError(f'refusing the numpy dtype {dtype}: only numbers and strings')
     return _PendingDtype(dtype)
 
@@ -123,8 +149,14 @@ for _module in ('numpy.core', 'numpy._core'):
 _CALLABLES = {value for value in _GLOBALS.values() if isinstance(value, types.FunctionType)}
 
 
-def loads(data):
+def loads(data, allow_object_arrays=False):
     """The value pickled in ``data`` (bytes), built without running any code.
+
+    Args:
+        data: The pickled bytes.
+        allow_object_arrays: Whether numpy arrays of dtype ``object`` are
+            read (their elements being the plain values listed above);
+            refused by default.
 
     Raises:
         RestrictedPickleError: If the data names a callable other than numpy's
@@ -132,7 +164,7 @@ def loads(data):
             is malformed.
     """
     try:
-        return _Reader(bytes(data)).run()
+        return _Reader(bytes(data), allow_object_arrays).run()
     except RestrictedPickleError:
         raise
     except (TypeError, ValueError, IndexError, KeyError, struct.error,
@@ -154,8 +186,9 @@ def _value(item):
 class _Reader:
     """A pickle virtual machine that knows only data-building opcodes."""
 
-    def __init__(self, data):
+    def __init__(self, data, allow_object_arrays=False):
         self.data, self.position = data, 0
+        self.allow_object_arrays = allow_object_arrays
         self.stack, self.marks, self.memo = [], [], {}
 
     def read(self, count):
@@ -207,7 +240,12 @@ class _Reader:
                 or not isinstance(arguments, tuple):
             raise RestrictedPickleError('the pickle data calls something that is not an allowed '
                                         'numpy reconstruction function')
-        self.stack[-1] = function(*arguments)
+        result = function(*arguments)
+        if isinstance(result, _PendingDtype) and result.dtype.kind == 'O' \
+                and not self.allow_object_arrays:
+            raise RestrictedPickleError('refusing the numpy dtype object: only numbers and '
+                                        'strings')
+        self.stack[-1] = result
 
     def build(self):
         state = _value(self.stack.pop())

@@ -10,6 +10,8 @@ attribute is the wrapper; reach the module's classes with
 from minidl.functions.math import (
     abs, add, clip, div, exp, log, matmul, maximum, minimum, mul, neg, pow, sqrt, sub, where)
 from minidl.functions.reduction import logsumexp, max, mean, min, sum, var
+from minidl.functions.accumulate import cumprod, cumsum, prod
+from minidl.functions.trigonometry import cos, sin
 from minidl.functions.array import (
     broadcast_to, cast, concat, expand_dims, getitem, pad, reshape, split, squeeze, stack,
     transpose)

@@ -13,12 +13,18 @@ from minidl.functions import array, math, reduction
 from minidl.tensor import Tensor
 
 
+def _defers(other):
+    """Whether ``other`` handles the operator itself, as numpy asks: a symbolic tensor
+    sets ``__array_ufunc__ = None`` so that ``tensor + symbolic`` records a graph node."""
+    return not isinstance(other, Tensor) and getattr(type(other), '__array_ufunc__', True) is None
+
+
 def _binary(function):
     def forward_operator(self, other):
-        return function(self, other)
+        return NotImplemented if _defers(other) else function(self, other)
 
     def reflected_operator(self, other):
-        return function(other, self)
+        return NotImplemented if _defers(other) else function(other, self)
 
     return forward_operator, reflected_operator
 

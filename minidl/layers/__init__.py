@@ -1,8 +1,8 @@
 """Keras 2's layers: ``from minidl.layers import Dense, Conv2D, LSTM, ...``.
 
 Every layer follows the contract in :mod:`minidl.layers.base`. One file per
-family: core, conv, pooling, reshaping, normalization, embedding, recurrent,
-wrappers, merge.
+family: core, conv, pooling, reshaping, normalization, embedding, noise,
+recurrent, wrappers, merge.
 """
 
 from minidl.layers.base import Layer
@@ -18,6 +18,7 @@ from minidl.layers.reshaping import (
     Cropping1D, Cropping2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from minidl.layers.normalization import BatchNormalization, LayerNormalization
 from minidl.layers.embedding import Embedding
+from minidl.layers.noise import AlphaDropout, GaussianDropout, GaussianNoise
 from minidl.layers.recurrent import GRU, LSTM, SimpleRNN
 from minidl.layers.wrappers import Bidirectional, TimeDistributed
 from minidl.layers.merge import (

@@ -9,18 +9,26 @@ input; ``call(inputs)`` computes with ``minidl.functions``;
 Calling a layer on real data (numpy arrays or Tensors) runs it. Calling it on
 symbolic tensors (from ``Input``) records a node of a graph instead, which is
 how functional models are made (see :mod:`minidl.layers.symbolic`).
+
+A layer tracks what it owns by attribute: layers assigned to it (a wrapper's
+inner layer) become sublayers, and random Generators assigned to it (a
+Dropout's mask stream) become its generators. One walk,
+:meth:`Layer.named_generators`, then finds every generator of a model, for
+saving it with the model and for synchronising it across ranks.
 """
 
+import contextlib
 import functools
 import inspect
 
 import numpy as np
 
 from minidl import config, constraints, initializers, regularizers
-from minidl.compute import snake_case, to_numpy, unique_name
+from minidl.compute import Generator, snake_case, to_numpy, unique_name
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.nest import flatten, map_structure
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic
+from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
 
 
@@ -40,12 +48,12 @@ class Layer:
         activity_regularizer: Penalty on the layer's output, added to the loss.
     """
 
-    registry = {}  # minidl's own layer classes by name: what load_model may build
+    registry = Registry('layer', functions=False)  # minidl's own classes: what loading may build
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls.__module__.startswith('minidl.') and not cls.__name__.startswith('_'):
-            Layer.registry[cls.__name__] = cls
+            Layer.registry.register(cls)
 
     def __init__(self, trainable=True, name=None, dtype=None, input_shape=None,
                  batch_input_shape=None, batch_size=None, input_dim=None, weights=None,
@@ -54,9 +62,10 @@ class Layer:
             raise TypeError(f'{type(self).__name__}: unexpected keyword arguments '
                             f'{", ".join(sorted(kwargs))}')
         self._sublayers = []
+        self._generators = {}  # attribute name -> Generator, in assignment order
         self._own_weights = []  # (tensor, created trainable) in creation order
         self._regularized = []  # (tensor, regularizer)
-        self._activity_losses = []
+        self._run_losses, self._run_losses_id = [], -1  # add_loss terms of the latest run
         self._inbound_nodes = []
         self.name = name or unique_name(snake_case(type(self).__name__))
         self._trainable = bool(trainable)
@@ -73,9 +82,15 @@ class Layer:
 
     def __setattr__(self, name, value):
         # Layers held as attributes (a wrapper's inner layer) are tracked, so that
-        # their weights are part of this layer's weights.
+        # their weights are part of this layer's weights; Generators likewise, so
+        # that their states are saved and restored with the model.
         if isinstance(value, Layer) and name != '_sublayers' and value is not self:
             self.__dict__.setdefault('_sublayers', []).append(value)
+        generators = self.__dict__.setdefault('_generators', {})
+        if isinstance(value, Generator):
+            generators[name] = value
+        else:
+            generators.pop(name, None)
         super().__setattr__(name, value)
 
     # ----- the contract subclasses implement --------------------------------
@@ -133,10 +148,15 @@ class Layer:
             check_input_specs(self, shapes)  # against the spec that build sets
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
-        outputs = self.call(inputs, *args, **kwargs)
+        if _runs.depth == 0:
+            _runs.current += 1  # an outermost call: the losses of earlier runs expire
+        _runs.depth += 1
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _runs.depth -= 1
         if self.activity_regularizer is not None:
-            self._activity_losses = [
-                self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)]
+            self.add_loss([self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)])
         return outputs
 
     def _call_symbolic(self, inputs, kwargs):
@@ -144,7 +164,8 @@ class Layer:
         check_input_specs(self, shapes)
         self._build_once(shapes)
         check_input_specs(self, shapes)
-        output_shapes = self.compute_output_shape(shapes)
+        with not_recording_losses():  # the default runs call on zeros: no real loss
+            output_shapes = self.compute_output_shape(shapes)
         dtype = self.dtype if self.dtype.startswith('float') else config.default_dtype
         node = Node(self, inputs, dict(kwargs), None)
         outputs = map_structure_shapes(lambda shape: SymbolicTensor(shape, dtype), output_shapes)
@@ -231,10 +252,81 @@ class Layer:
 
     @property
     def losses(self):
-        """Regularisation penalties of this layer (and its sublayers), as scalar Tensors."""
+        """Weight penalties and the terms :meth:`add_loss` added in the latest run,
+        of this layer and its sublayers, as scalar Tensors."""
         penalties = [regularizer(weight) for weight, regularizer in self._regularized]
-        penalties += self._activity_losses
+        if self._run_losses_id == _runs.current:
+            penalties += self._run_losses
         return penalties + [loss for layer in self._tracked_layers() for loss in layer.losses]
+
+    def add_loss(self, losses, inputs=None):
+        """Add loss terms to :attr:`losses` (Keras 2's ``add_loss``).
+
+        Called in :meth:`call` with Tensors computed there (a KL divergence,
+        an activity penalty), the terms belong to the current run: the
+        outermost layer call (a model's forward pass on one batch) that is
+        in progress. The next run starts afresh, so training adds exactly the
+        terms of the batch it computes, each call of a shared layer counting.
+        A model also takes symbolic scalars computed from its inputs, which
+        it computes on each forward pass (:mod:`minidl.models.network`).
+
+        Args:
+            losses: A scalar Tensor or number, or a list of them (None adds nothing).
+            inputs: Accepted for Keras 2 compatibility; every term belongs to
+                the current run whatever its inputs.
+
+        Raises:
+            ValueError: For a term with more than one element.
+        """
+        for loss in flatten(losses):
+            if loss is None:
+                continue
+            if isinstance(loss, SymbolicTensor):
+                self._add_symbolic_loss(loss)
+                continue
+            loss = _as_tensor(loss)
+            if loss.size != 1:
+                raise ValueError(f'layer {self.name!r}: add_loss takes scalar losses, got one of '
+                                 f'shape {loss.shape}; reduce it first (e.g. with its mean)')
+            if _runs.recording:
+                if self._run_losses_id != _runs.current:
+                    self._run_losses, self._run_losses_id = [], _runs.current
+                self._run_losses.append(loss.sum() if loss.ndim else loss)
+
+    def _add_symbolic_loss(self, loss):
+        raise TypeError(f'layer {self.name!r}: add_loss got the symbolic tensor {loss!r}; in '
+                        f'call, add Tensors computed there, and add losses computed from a '
+                        f'graph to the model (model.add_loss)')
+
+    def flatten_layers(self):
+        """This layer and every layer inside it (sublayers, a model's layers), each once.
+
+        The order is the layer's structure, depth first, which is the same on
+        every process that builds the same model (names may differ).
+        """
+        found, seen, pending = [], set(), [self]
+        while pending:
+            layer = pending.pop()
+            if id(layer) not in seen:
+                seen.add(id(layer))
+                found.append(layer)
+                pending.extend(reversed(layer._tracked_layers()))
+        return found
+
+    def named_generators(self):
+        """The random generators of this layer and of every layer inside it.
+
+        Returns:
+            A list of ``('<layer name>/<attribute>', Generator)`` in
+            :meth:`flatten_layers` order, each generator once.
+        """
+        found, seen = [], set()
+        for layer in self.flatten_layers():
+            for attribute, generator in layer._generators.items():
+                if id(generator) not in seen:
+                    seen.add(id(generator))
+                    found.append((f'{layer.name}/{attribute}', generator))
+        return found
 
     def get_weights(self):
         """Copies of the weights as numpy arrays, in :attr:`weights` order."""
@@ -298,6 +390,30 @@ class Layer:
 
     def __repr__(self):
         return f'<{type(self).__name__} name={self.name!r}>'
+
+
+class _Runs:
+    """The outermost layer calls: ``current`` counts them, ``depth`` is the nesting
+    of calls in progress, ``recording`` is False where add_loss terms are dropped."""
+
+    current, depth, recording = 0, 0, True
+
+
+_runs = _Runs()
+
+
+@contextlib.contextmanager
+def not_recording_losses():
+    """Within this context layer calls add no loss terms and start no new run
+    (shape inference on zeros; a model recomputing a loss graph's inner nodes)."""
+    recording = _runs.recording
+    _runs.recording = False
+    _runs.depth += 1
+    try:
+        yield
+    finally:
+        _runs.depth -= 1
+        _runs.recording = recording
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import numpy as np
 
 from minidl import activations, constraints, initializers, regularizers
 from minidl import functions as F
-from minidl.compute import default_generator
+from minidl.compute import new_generator
 from minidl.layers.base import Layer
 from minidl.layers.conv import serialize_or_none
 from minidl.layers.input_spec import InputSpec
@@ -116,6 +116,7 @@ class _RNN(Layer):
         (self.kernel_constraint, self.recurrent_constraint,
          self.bias_constraint) = constraint_values
         self.dropout, self.recurrent_dropout = dropout, 0.0
+        self.generator = new_generator()  # input dropout masks
         self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
         self.go_backwards, self.stateful = bool(go_backwards), False
         self.unroll, self.time_major = bool(unroll), bool(time_major)
@@ -164,7 +165,7 @@ class _RNN(Layer):
         x = F.transpose(inputs, (1, 0, 2)) if self.time_major else inputs
         states = self._initial_states(initial_state, x)
         if training and self.dropout:
-            x = F.dropout(x, self.dropout, default_generator(), training=True,
+            x = F.dropout(x, self.dropout, self.generator, training=True,
                           noise_shape=(None, 1, None))
         outputs, *final_states = self._recurrence(x, states)
         if not self.return_sequences:

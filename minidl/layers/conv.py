@@ -12,7 +12,7 @@ with the other layer modules.
 
 import numpy as np
 
-from minidl import activations, constraints, initializers, regularizers
+from minidl import activations, config, constraints, initializers, regularizers
 from minidl import functions as F
 from minidl.layers.base import Layer
 from minidl.layers.input_spec import InputSpec
@@ -38,9 +38,9 @@ def normalize_tuple(value, n, name, allow_zero=False):
 
 
 def normalize_data_format(value):
-    """'channels_last' (the default for None) or 'channels_first'."""
+    """'channels_last' or 'channels_first'; None gives ``config.image_data_format``."""
     if value is None:
-        return 'channels_last'
+        value = config.image_data_format
     if not isinstance(value, str) or value.lower() not in _DATA_FORMATS:
         raise ValueError(f"data_format must be 'channels_last' or 'channels_first', got {value!r}")
     return value.lower()

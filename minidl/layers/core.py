@@ -9,7 +9,7 @@ import numpy as np
 
 from minidl import activations, constraints, initializers, regularizers
 from minidl import functions as F
-from minidl.compute import Generator, default_generator
+from minidl.compute import new_generator
 from minidl.layers.base import Layer
 from minidl.layers.conv import normalize_data_format
 from minidl.layers.input_spec import InputSpec
@@ -135,8 +135,9 @@ class Dropout(Layer):
         noise_shape: Shape of the mask, broadcast against the input (None
             entries take the input's size): (batch, 1, features) drops the
             same features at every step.
-        seed: Seed of this layer's own random generator; without it the mask
-            comes from ``minidl.compute.default_generator()``.
+        seed: Seed of this layer's own random generator; without it the
+            generator is seeded from the default one when the layer is made
+            (``minidl.set_seed`` decides it).
     """
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
@@ -146,11 +147,10 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
-        self.generator = None if seed is None else Generator(seed)
+        self.generator = new_generator(seed)
 
     def call(self, inputs, training=None):
-        generator = self.generator or default_generator()
-        return F.dropout(inputs, self.rate, generator, training=bool(training),
+        return F.dropout(inputs, self.rate, self.generator, training=bool(training),
                          noise_shape=self.noise_shape)
 
     def compute_output_shape(self, input_shape):

@@ -74,14 +74,15 @@ class GRU(_GatedRNN):
     Arguments as listed in :mod:`minidl.layers.recurrent`, plus:
 
     Args:
-        recurrent_activation: Activation of the gates; 'sigmoid' (tf.keras 2's
-            default; older Keras's 'hard_sigmoid' is not supported).
+        recurrent_activation: Activation of the gates; 'sigmoid' (Keras
+            2.3.1's default; 2.2.4's 'hard_sigmoid' is not supported).
         implementation: 1 or 2; accepted for compatibility, no effect.
-        reset_after: Apply the reset gate after the recurrent matrix product
-            (tf.keras 2's default, cuDNN's and PyTorch's GRU); the bias then
-            has shape (2, 3*units), an input row and a recurrent row. With
-            False the reset gate scales the previous state before the
-            product, and the bias has shape (3*units,).
+        reset_after: False (Keras 2's default): the reset gate scales the
+            previous state before the recurrent matrix product, and the bias
+            has shape (3*units,). True applies it after the product (tf.keras
+            2's default, cuDNN's and PyTorch's GRU, the fast one on a GPU);
+            the bias then has shape (2, 3*units), an input row and a
+            recurrent row.
 
     Weights: kernel (features, 3*units), recurrent_kernel (units, 3*units),
     bias.
@@ -96,7 +97,7 @@ class GRU(_GatedRNN):
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, implementation=2, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 time_major=False, reset_after=True, **kwargs):
+                 time_major=False, reset_after=False, **kwargs):
         super().__init__(
             units, recurrent_activation, implementation, activation=activation,
             use_bias=use_bias, kernel_initializer=kernel_initializer,
@@ -130,8 +131,8 @@ class LSTM(_GatedRNN):
     Arguments as listed in :mod:`minidl.layers.recurrent`, plus:
 
     Args:
-        recurrent_activation: Activation of the gates; 'sigmoid' (tf.keras 2's
-            default; older Keras's 'hard_sigmoid' is not supported).
+        recurrent_activation: Activation of the gates; 'sigmoid' (Keras
+            2.3.1's default; 2.2.4's 'hard_sigmoid' is not supported).
         unit_forget_bias: Start the forget gate's bias at 1 (the other
             blocks from ``bias_initializer``), as Jozefowicz et al. advise.
         implementation: 1 or 2; accepted for compatibility, no effect.

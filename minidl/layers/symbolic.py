@@ -5,10 +5,13 @@ knows only its shape (batch dimension None) and dtype. Calling a layer on
 symbolic tensors computes no numbers: it builds the layer, infers the output
 shape with ``compute_output_shape`` and records a :class:`Node` (layer,
 inputs, outputs). ``Model(inputs, outputs)`` then walks the nodes back from
-its outputs and replays them in order on real data.
+its outputs and replays them in order on real data. Python operators on
+symbolic tensors (``x + 1``, ``x[:, 0]``) record nodes too, of
+:class:`~minidl.layers.operation.Operation` layers.
 """
 
 import itertools
+import operator
 
 import numpy as np
 
@@ -43,6 +46,18 @@ class SymbolicTensor:
     def __bool__(self):
         raise TypeError('a symbolic tensor has no value yet; it cannot be used in a condition')
 
+    # Arithmetic, comparisons and indexing record operation nodes (bound below),
+    # as Keras 2 allows; ``==`` stays identity, as there, so symbolic tensors can
+    # be kept in lists and dicts.
+    __array_ufunc__ = None  # numpy and Tensor defer to the reflected operators
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f'{self!r} has no value to convert to an array; combine it with '
+                        f'operators or backend functions, which record graph nodes')
+
+    def __iter__(self):
+        raise TypeError(f'{self!r} cannot be iterated over; index it instead (x[0], x[:, 1])')
+
 
 class Node:
     """One call of ``layer`` in a graph: its inputs, call arguments and outputs.
@@ -66,6 +81,46 @@ class Node:
         return [t for t in flatten([self.inputs, self.kwargs]) if isinstance(t, SymbolicTensor)]
 
 
+def _recorded(function, reflected=False):
+    def operator_method(self, *other):
+        # Imported here: operation.py builds on Layer, whose module imports this one.
+        from minidl.layers.operation import record
+        return record(function, (*other, self) if reflected else (self, *other), {})
+    return operator_method
+
+
+for _name in ['add', 'sub', 'mul', 'truediv', 'pow', 'matmul']:
+    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
+    setattr(SymbolicTensor, f'__r{_name}__', _recorded(getattr(operator, _name), reflected=True))
+for _name in ['lt', 'le', 'gt', 'ge', 'neg', 'abs', 'getitem']:
+    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
+
+
 def is_symbolic(structure):
     """Whether any leaf of ``structure`` is a :class:`SymbolicTensor`."""
     return any(isinstance(leaf, SymbolicTensor) for leaf in flatten(structure))
+
+
+def get_source_inputs(tensor):
+    """The input tensors (from ``Input``) that ``tensor`` is computed from.
+
+    Args:
+        tensor: A symbolic tensor.
+
+    Returns:
+        A list of symbolic tensors, in the order they were made.
+    """
+    if not isinstance(tensor, SymbolicTensor):
+        raise TypeError(f'get_source_inputs: expected a symbolic tensor, got {tensor!r}')
+    found, stack, seen = {}, [tensor], set()
+    while stack:
+        current = stack.pop()
+        node = current.node
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        parents = node.parents
+        if not parents:  # an Input's node reads nothing
+            found[node.id] = current
+        stack.extend(parents)
+    return [found[key] for key in sorted(found)]

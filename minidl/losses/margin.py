@@ -1,6 +1,7 @@
 """Margin losses for classifiers whose outputs are scores: hinge, squared and categorical."""
 
 import minidl.functions as F
+from minidl.layers.operation import recordable
 from minidl.losses.inputs import prepare
 
 
@@ -11,12 +12,14 @@ def _signed(y_true):
     return F.where(binary, 2.0 * y_true - 1.0, y_true)
 
 
+@recordable
 def hinge(y_true, y_pred):
     """``mean(max(1 - y_true * y_pred, 0))`` over the last axis; labels in {-1, 1} or {0, 1}."""
     y_true, y_pred = prepare('hinge', y_true, y_pred)
     return F.mean(F.relu(1.0 - _signed(y_true) * y_pred), axis=-1)
 
 
+@recordable
 def squared_hinge(y_true, y_pred):
     """``mean(max(1 - y_true * y_pred, 0) ** 2)`` over the last axis."""
     y_true, y_pred = prepare('squared_hinge', y_true, y_pred)
@@ -24,6 +27,7 @@ def squared_hinge(y_true, y_pred):
     return F.mean(margin * margin, axis=-1)
 
 
+@recordable
 def categorical_hinge(y_true, y_pred):
     """``max(max((1 - y_true) * y_pred) - sum(y_true * y_pred) + 1, 0)`` over the last axis."""
     y_true, y_pred = prepare('categorical_hinge', y_true, y_pred)

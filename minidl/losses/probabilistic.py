@@ -9,10 +9,12 @@ it is faster and exact where the clipped probabilities would saturate.
 """
 
 import minidl.functions as F
+from minidl.layers.operation import recordable
 from minidl.losses.inputs import (
     EPSILON, check_label_smoothing, prediction, prepare, recorded_logits, sparse_labels)
 
 
+@recordable
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
     """Cross-entropy of one-hot (or probability) targets, per sample.
 
@@ -38,6 +40,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return -F.sum(y_true * F.log(probabilities), axis=-1)
 
 
+@recordable
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     """Cross-entropy of integer class labels, per sample.
 
@@ -63,6 +66,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False):
     return F.softmax_cross_entropy(labels, logits)
 
 
+@recordable
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
     """Binary cross-entropy averaged over the last axis.
 
@@ -86,6 +90,7 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0):
     return F.binary_cross_entropy(y_true, y_pred)
 
 
+@recordable
 def kl_divergence(y_true, y_pred):
     """``sum(y_true * log(y_true / y_pred))`` over the last axis, both clipped to [1e-7, 1]."""
     y_true, y_pred = prepare('kl_divergence', y_true, y_pred)
@@ -93,6 +98,7 @@ def kl_divergence(y_true, y_pred):
     return F.sum(y_true * F.log(y_true / y_pred), axis=-1)
 
 
+@recordable
 def poisson(y_true, y_pred):
     """``mean(y_pred - y_true * log(y_pred + 1e-7))`` over the last axis."""
     y_true, y_pred = prepare('poisson', y_true, y_pred)

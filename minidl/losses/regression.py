@@ -3,19 +3,23 @@
 import math
 
 import minidl.functions as F
+from minidl.layers.operation import recordable
 from minidl.losses.inputs import EPSILON, prepare
 
 
+@recordable
 def mean_squared_error(y_true, y_pred):
     """``mean((y_pred - y_true) ** 2)`` over the last axis."""
     return F.mse(*prepare('mean_squared_error', y_true, y_pred))
 
 
+@recordable
 def mean_absolute_error(y_true, y_pred):
     """``mean(|y_pred - y_true|)`` over the last axis."""
     return F.mae(*prepare('mean_absolute_error', y_true, y_pred))
 
 
+@recordable
 def mean_absolute_percentage_error(y_true, y_pred):
     """``100 * mean(|y_true - y_pred| / max(|y_true|, 1e-7))`` over the last axis."""
     y_true, y_pred = prepare('mean_absolute_percentage_error', y_true, y_pred)
@@ -23,6 +27,7 @@ def mean_absolute_percentage_error(y_true, y_pred):
     return 100.0 * F.mean(relative, axis=-1)
 
 
+@recordable
 def mean_squared_logarithmic_error(y_true, y_pred):
     """``mean((log(1 + max(y_pred, eps)) - log(1 + max(y_true, eps))) ** 2)``, last axis."""
     y_true, y_pred = prepare('mean_squared_logarithmic_error', y_true, y_pred)
@@ -30,11 +35,13 @@ def mean_squared_logarithmic_error(y_true, y_pred):
     return F.mean(difference * difference, axis=-1)
 
 
+@recordable
 def huber(y_true, y_pred, delta=1.0):
     """Huber loss averaged over the last axis: ``e**2 / 2`` within ``delta``, linear beyond."""
     return F.huber(*prepare('huber', y_true, y_pred), delta=delta)
 
 
+@recordable
 def log_cosh(y_true, y_pred):
     """``mean(log(cosh(y_pred - y_true)))`` over the last axis, computed without overflow."""
     y_true, y_pred = prepare('log_cosh', y_true, y_pred)
@@ -47,6 +54,7 @@ def _l2_normalize(x, axis):
     return x / F.sqrt(F.maximum(F.sum(x * x, axis=axis, keepdims=True), 1e-12))
 
 
+@recordable
 def cosine_similarity(y_true, y_pred, axis=-1):
     """Negative cosine similarity along ``axis``, so that minimizing it aligns the vectors.
 

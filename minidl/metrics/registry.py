@@ -13,30 +13,31 @@ from minidl import losses
 from minidl.metrics import accuracy_metrics
 from minidl.metrics import loss_metrics
 from minidl.metrics.base import Mean, MeanMetricWrapper, Metric, Sum
+from minidl.registry import Registry
 
-_FUNCTIONS = {
-    **{name: getattr(accuracy_metrics, name) for name in [
-        'accuracy', 'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
-        'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy']},
-    **{name: getattr(losses, name) for name in [
-        'binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy',
-        'mean_squared_error', 'mse', 'MSE', 'mean_absolute_error', 'mae', 'MAE',
-        'mean_absolute_percentage_error', 'mape', 'MAPE', 'mean_squared_logarithmic_error',
-        'msle', 'MSLE', 'hinge', 'squared_hinge', 'categorical_hinge', 'kl_divergence', 'kld',
-        'KLD', 'kullback_leibler_divergence', 'poisson', 'log_cosh', 'logcosh']},
-    'cosine_similarity': loss_metrics.cosine_similarity,
-}
-_CLASSES = {cls.__name__: cls for cls in [
-    Mean, Sum, MeanMetricWrapper, accuracy_metrics.Accuracy, accuracy_metrics.BinaryAccuracy,
-    accuracy_metrics.CategoricalAccuracy, accuracy_metrics.SparseCategoricalAccuracy,
-    accuracy_metrics.TopKCategoricalAccuracy, accuracy_metrics.SparseTopKCategoricalAccuracy,
-    loss_metrics.MeanSquaredError, loss_metrics.MeanAbsoluteError,
-    loss_metrics.MeanAbsolutePercentageError, loss_metrics.MeanSquaredLogarithmicError,
-    loss_metrics.RootMeanSquaredError, loss_metrics.Hinge, loss_metrics.SquaredHinge,
-    loss_metrics.CategoricalHinge, loss_metrics.KLDivergence, loss_metrics.Poisson,
-    loss_metrics.LogCoshError, loss_metrics.CosineSimilarity,
-    loss_metrics.CategoricalCrossentropy, loss_metrics.SparseCategoricalCrossentropy,
-    loss_metrics.BinaryCrossentropy]}
+REGISTRY = Registry('metric', base=Metric)
+for _name in ['accuracy', 'binary_accuracy', 'categorical_accuracy', 'sparse_categorical_accuracy',
+              'top_k_categorical_accuracy', 'sparse_top_k_categorical_accuracy']:
+    REGISTRY.register(getattr(accuracy_metrics, _name), _name)
+for _name in ['binary_crossentropy', 'categorical_crossentropy', 'sparse_categorical_crossentropy',
+              'mean_squared_error', 'mse', 'MSE', 'mean_absolute_error', 'mae', 'MAE',
+              'mean_absolute_percentage_error', 'mape', 'MAPE', 'mean_squared_logarithmic_error',
+              'msle', 'MSLE', 'hinge', 'squared_hinge', 'categorical_hinge', 'kl_divergence', 'kld',
+              'KLD', 'kullback_leibler_divergence', 'poisson', 'log_cosh', 'logcosh']:
+    REGISTRY.register(getattr(losses, _name), _name)
+REGISTRY.register(loss_metrics.cosine_similarity)
+for _cls in [
+        Mean, Sum, MeanMetricWrapper, accuracy_metrics.Accuracy, accuracy_metrics.BinaryAccuracy,
+        accuracy_metrics.CategoricalAccuracy, accuracy_metrics.SparseCategoricalAccuracy,
+        accuracy_metrics.TopKCategoricalAccuracy, accuracy_metrics.SparseTopKCategoricalAccuracy,
+        loss_metrics.MeanSquaredError, loss_metrics.MeanAbsoluteError,
+        loss_metrics.MeanAbsolutePercentageError, loss_metrics.MeanSquaredLogarithmicError,
+        loss_metrics.RootMeanSquaredError, loss_metrics.Hinge, loss_metrics.SquaredHinge,
+        loss_metrics.CategoricalHinge, loss_metrics.KLDivergence, loss_metrics.Poisson,
+        loss_metrics.LogCoshError, loss_metrics.CosineSimilarity,
+        loss_metrics.CategoricalCrossentropy, loss_metrics.SparseCategoricalCrossentropy,
+        loss_metrics.BinaryCrossentropy]:
+    REGISTRY.register(_cls)
 
 # For each loss-dependent name: the (binary, sparse, categorical) metric classes.
 _DEPENDS_ON_LOSS = {
@@ -99,10 +100,10 @@ def serialize(metric):
     """A Metric as a ``{'class_name', 'config'}`` dict (a wrapped function by its name)."""
     if not isinstance(metric, Metric):
         raise TypeError(f'cannot serialize {metric!r} as a metric')
-    config = metric.get_config()
-    if callable(config.get('fn')):
-        config['fn'] = config['fn'].__name__
-    return {'class_name': type(metric).__name__, 'config': config}
+    config = REGISTRY.serialize(metric)
+    if callable(config['config'].get('fn')):
+        config['config']['fn'] = config['config']['fn'].__name__
+    return config
 
 
 def deserialize(config, custom_objects=None):
@@ -115,24 +116,15 @@ def deserialize(config, custom_objects=None):
         config: A name, or a dict from :func:`serialize`.
         custom_objects: Optional dict of user metric functions and classes by name.
     """
-    known = {**_FUNCTIONS, **_CLASSES, **(custom_objects or {})}
-    if isinstance(config, str):
-        if config in _DEPENDS_ON_LOSS:
-            return get(config)
-        found = known.get(config)
-        if found is None:
-            raise ValueError(f'unknown metric {config!r}; known: '
-                             f'{", ".join(sorted({*known, *_DEPENDS_ON_LOSS}))}')
-        return found() if isinstance(found, type) else MeanMetricWrapper(found, config)
-    if isinstance(config, dict) and 'class_name' in config:
-        cls = known.get(config['class_name'])
-        if not (isinstance(cls, type) and issubclass(cls, Metric)):
-            raise ValueError(f'unknown metric class {config["class_name"]!r}')
-        arguments = dict(config.get('config', {}))
-        if isinstance(arguments.get('fn'), str):
-            function = known.get(arguments['fn'])
-            if function is None or isinstance(function, type):
-                raise ValueError(f'unknown metric function {arguments["fn"]!r}')
-            arguments['fn'] = function
-        return cls.from_config(arguments)
-    raise TypeError(f'cannot interpret {config!r} as a metric config')
+    if isinstance(config, str) and config in _DEPENDS_ON_LOSS:
+        return get(config)
+    if isinstance(config, dict) and isinstance(config.get('config'), dict) \
+            and isinstance(config['config'].get('fn'), str):
+        # A MeanMetricWrapper's function is saved by name: look it up, never run text.
+        arguments = dict(config['config'])
+        arguments['fn'] = REGISTRY.lookup_function(arguments['fn'], custom_objects)
+        config = {**config, 'config': arguments}
+    found = REGISTRY.deserialize(config, custom_objects)
+    if isinstance(found, Metric):
+        return found
+    return MeanMetricWrapper(found, config if isinstance(config, str) else config['class_name'])

@@ -1,7 +1,7 @@
 """Where fit, evaluate and predict get their batches from.
 
 Three sources, one interface: numpy arrays (batched, and shuffled each epoch
-with the default generator), a ``Sequence`` (one item per batch, in shuffled
+with the model's own generator), a ``Sequence`` (one item per batch, in shuffled
 order if asked) or a plain generator (``steps`` batches per epoch). Each
 yields :class:`Batch` objects; ``Batch.indices`` names the batch's samples
 within ``Batch.arrays``, so that a :class:`~minidl.models.strategy.Strategy`
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from minidl.compute import default_generator, to_numpy
+from minidl.compute import to_numpy
 from minidl.data import Sequence, batch_indices
 from minidl.models.strategy import count_of
 from minidl.tensor import Tensor
@@ -50,17 +50,16 @@ class ArrayFeed:
 
     check_batches = False  # the arrays are checked once, before the first epoch
 
-    def __init__(self, x, y, sample_weight, batch_size, shuffle=False):
+    def __init__(self, x, y, sample_weight, batch_size, shuffle=False, generator=None):
         self.x, self.y, self.sample_weight = x, y, sample_weight
         self.count = len(x[0])
-        self.batch_size, self.shuffle = batch_size, shuffle
+        self.batch_size, self.shuffle, self.generator = batch_size, shuffle, generator
         self.steps = math.ceil(self.count / batch_size)
 
     def epoch(self):
-        # The permutation is drawn when the epoch starts, from the default
+        # The permutation is drawn when the epoch starts, from the model's
         # generator, whose state a full-model checkpoint saves.
-        for indices in batch_indices(self.count, self.batch_size, self.shuffle,
-                                     default_generator()):
+        for indices in batch_indices(self.count, self.batch_size, self.shuffle, self.generator):
             yield Batch(self.x, self.y, self.sample_weight, indices)
 
 
@@ -70,12 +69,12 @@ class SequenceFeed:
     check_batches = True
     batch_size = None  # whatever each item holds
 
-    def __init__(self, sequence, steps=None, shuffle=False):
-        self.sequence, self.shuffle = sequence, shuffle
+    def __init__(self, sequence, steps=None, shuffle=False, generator=None):
+        self.sequence, self.shuffle, self.generator = sequence, shuffle, generator
         self.steps = len(sequence) if steps is None else min(steps, len(sequence))
 
     def epoch(self):
-        order = (to_numpy(default_generator().permutation(len(self.sequence)))
+        order = (to_numpy(self.generator.permutation(len(self.sequence)))
                  if self.shuffle else np.arange(len(self.sequence)))
         for index in order[:self.steps]:
             yield batch_of(self.sequence[int(index)])
@@ -125,11 +124,14 @@ def as_list(data):
     return [data if isinstance(data, Tensor) else np.asarray(data)]
 
 
-def make_feed(x, y, sample_weight, batch_size, steps, shuffle):
-    """The feed for ``fit``/``evaluate``/``predict`` arguments."""
+def make_feed(x, y, sample_weight, batch_size, steps, shuffle, generator=None):
+    """The feed for ``fit``/``evaluate``/``predict`` arguments.
+
+    ``generator`` draws the order of each shuffled epoch (the model's own).
+    """
     if isinstance(x, Sequence):
-        return SequenceFeed(x, steps, shuffle)
+        return SequenceFeed(x, steps, shuffle, generator)
     if hasattr(x, '__next__') or (hasattr(x, '__iter__') and not isinstance(
             x, (list, tuple, dict, np.ndarray, Tensor))):
         return GeneratorFeed(x, steps)
-    return ArrayFeed(x, y, sample_weight, batch_size, shuffle)
+    return ArrayFeed(x, y, sample_weight, batch_size, shuffle, generator)

@@ -3,21 +3,23 @@
 import numpy as np
 
 from minidl import callbacks as callbacks_module, optimizers, saving
-from minidl.compute import to_numpy, unique_name
+from minidl.compute import new_generator, unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
-from minidl.layers.serialization import custom_object_scope
 from minidl.models import graph_config, loop, summary as summary_module
 from minidl.models.feed import ArrayFeed, Batch, as_list, make_feed
+from minidl.models.generator_methods import GeneratorMethods
 from minidl.models.network import Network
 from minidl.models.objectives import Objectives
 from minidl.models.strategy import Strategy
+from minidl.models.weighting import ClassWeightedFeed, apply_class_weight, checked_sample_weight
+from minidl.registry import custom_object_scope
 from minidl.tensor import Tensor
 
 _SINGLE_PROCESS = Strategy()
 
 
-class Model(Network):
+class Model(GeneratorMethods, Network):
     """A trainable network: ``Model(inputs, outputs)`` on symbolic tensors from ``Input``.
 
     Subclasses may instead create layers in ``__init__`` and define ``call``,
@@ -37,20 +39,29 @@ class Model(Network):
         self._compile_args = None
         self.objectives = None
         self._begun_strategy = None
+        # The order of each shuffled epoch; saved with the model for an exact resume.
+        self.shuffle_generator = new_generator()
 
     # ----- compile ---------------------------------------------------------
 
     def compile(self, optimizer='rmsprop', loss=None, metrics=None, loss_weights=None,
-                weighted_metrics=None, run_eagerly=None, steps_per_execution=None, **kwargs):
+                sample_weight_mode=None, weighted_metrics=None, run_eagerly=None,
+                steps_per_execution=None, **kwargs):
         """Choose the optimizer, the loss(es) and the metrics for training.
 
         Args:
             optimizer: Name ('sgd', 'adam', ...) or Optimizer instance.
             loss: Name, function or Loss; a list or dict for several outputs.
+                An output with no loss (None, or missing from the dict) takes
+                no targets; ``loss=None`` suits a model trained on the losses
+                it adds itself (:meth:`add_loss`), fit without ``y``.
             metrics: List of names, functions or Metrics ('accuracy' resolves
                 to the binary, categorical or sparse version as in Keras); a
                 dict or list of lists for several outputs.
             loss_weights: Weight of each output's loss (list or dict).
+            sample_weight_mode: None for one weight per sample, or
+                'temporal' for one per time step (``sample_weight`` of shape
+                ``(samples, timesteps)``); a list or dict gives one per output.
         """
         if kwargs:
             raise TypeError(f'compile: unexpected keyword arguments {", ".join(sorted(kwargs))}')
@@ -58,7 +69,8 @@ class Model(Network):
             raise NotImplementedError('weighted_metrics is not supported; metrics are '
                                       'weighted by sample_weight already')
         self.optimizer = optimizers.get(optimizer)
-        self._compile_args = {'loss': loss, 'metrics': metrics, 'loss_weights': loss_weights}
+        self._compile_args = {'loss': loss, 'metrics': metrics, 'loss_weights': loss_weights,
+                              'sample_weight_mode': sample_weight_mode}
         self.objectives = None
         if self.outputs:
             self._make_objectives([t.shape for t in self.outputs])
@@ -117,7 +129,7 @@ class Model(Network):
                                  'with a generator or Sequence')
             arrays, validation = split_validation(
                 [feed.x, feed.y, feed.sample_weight], validation_split)
-            feed = ArrayFeed(*arrays, feed.batch_size, shuffle)
+            feed = ArrayFeed(*arrays, feed.batch_size, shuffle, self.shuffle_generator)
             validation = ArrayFeed(*validation, validation_batch_size or feed.batch_size)
         elif validation_data is not None:
             validation = self._validation_feed(validation_data, validation_batch_size or
@@ -137,9 +149,25 @@ class Model(Network):
         return self.history
 
     def _validation_feed(self, data, batch_size, steps):
-        if isinstance(data, tuple) and len(data) in (2, 3):
-            x, y, weight = (data + (None,))[:3]
+        """The feed of ``validation_data``, read by Keras 2.2.4's rule.
+
+        A ``Sequence`` or a generator yields its own ``(x, y[, sample_weight])``
+        batches. Anything else must be a tuple or a list, and its length
+        alone decides: 2 items are ``(x_val, y_val)``, 3 are ``(x_val, y_val,
+        val_sample_weight)``, other lengths are an error. A model with several
+        inputs therefore takes ``([x1, x2], y_val)``, never ``[x1, x2]``; and
+        ``(x_val, None)`` validates a model that needs no targets.
+        """
+        if isinstance(data, (list, tuple)):
+            if len(data) not in (2, 3):
+                raise ValueError(f'validation_data must hold 2 items (x_val, y_val) or 3 '
+                                 f'(x_val, y_val, val_sample_weight); it has {len(data)}')
+            x, y, weight = (tuple(data) + (None,))[:3]
             return self._feed(x, y, weight, None, batch_size, steps, shuffle=False)
+        if isinstance(data, (np.ndarray, dict, Tensor)):
+            raise ValueError(f'validation_data must be a tuple (x_val, y_val) or (x_val, y_val, '
+                             f'val_sample_weight), a Sequence or a generator; got a '
+                             f'{type(data).__name__}')
         return self._feed(data, None, None, None, batch_size, steps, shuffle=False)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
@@ -219,34 +247,50 @@ class Model(Network):
             xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
             loop.check_finite(xs, 'x')
             loop.check_finite(ys, 'y')
-            return ArrayFeed(xs, ys, weight, _batch_size(batch_size), shuffle)
+            return ArrayFeed(xs, ys, weight, _batch_size(batch_size), shuffle,
+                             self.shuffle_generator)
         if y is not None or sample_weight is not None:
             raise ValueError('with a generator or Sequence as x, y and sample_weight come '
                              'from its batches; do not pass them separately')
-        return make_feed(x, None, None, None, steps, shuffle)
+        feed = make_feed(x, None, None, None, steps, shuffle, self.shuffle_generator)
+        return feed if class_weight is None else ClassWeightedFeed(feed, class_weight)
 
     def _batch(self, x, y, sample_weight, class_weight):
         xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
         return Batch(xs, ys, weight, slice(0, len(xs[0])))
 
     def _arrays(self, x, y, sample_weight, class_weight):
-        """Inputs, targets and weights as lists of arrays of one length, checked."""
+        """Inputs, targets and weights as lists of arrays of one length, checked.
+
+        Targets are those of the outputs given a loss (all of them by default).
+        """
         xs = self._by_name(x, self.input_names if self.outputs else None, 'x')
-        ys = None if y is None else self._by_name(
-            y, self.output_names if self.outputs else None, 'y')
+        target_names = None if self.objectives is None else self.objectives.target_names
+        ys = None if y is None else self._by_name(y, target_names, 'y')
         lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
         lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
+        temporal = self._temporal_weights()
         weight = None
         if sample_weight is not None:
-            weight = np.asarray(to_numpy(sample_weight), dtype='float32').reshape(-1)
+            weight = checked_sample_weight(sample_weight, temporal)
             lengths['sample_weight'] = len(weight)
         if len(set(lengths.values())) > 1:
             raise ValueError(f'the arrays have different numbers of samples: {lengths}')
         if class_weight is not None:
             if ys is None or len(ys) != 1:
                 raise ValueError('class_weight needs exactly one target array')
-            weight = _apply_class_weight(class_weight, ys[0], weight)
+            if temporal:
+                raise ValueError('class_weight does not combine with sample_weight_mode='
+                                 '"temporal"; give the weight of each time step in sample_weight')
+            weight = apply_class_weight(class_weight, ys[0], weight)
         return xs, ys, weight
+
+    def _temporal_weights(self):
+        """Whether compile asked for one sample weight per time step."""
+        mode = (self._compile_args or {}).get('sample_weight_mode')
+        modes = mode.values() if isinstance(mode, dict) else \
+            mode if isinstance(mode, (list, tuple)) else [mode]
+        return 'temporal' in modes
 
     def _by_name(self, data, names, what):
         if isinstance(data, dict):
@@ -259,6 +303,9 @@ class Model(Network):
                                  f'expected {names}')
             return [_as_array(data[name]) for name in names]
         items = [_as_array(item) for item in as_list(data)]
+        if names == [] and what == 'y':
+            raise ValueError(f'model {self.name!r} has no output with a loss, so it takes no '
+                             f'targets; pass y=None')
         if names is not None and len(items) != len(names):
             raise ValueError(f'model {self.name!r} expects {len(names)} {what} array(s) '
                              f'({", ".join(names)}), got {len(items)}')
@@ -279,6 +326,16 @@ class Model(Network):
         """The model that :meth:`get_config` describes (its layers newly initialised)."""
         with custom_object_scope(custom_objects):
             return graph_config.network_from_config(cls, config)
+
+    def to_json(self, **kwargs):
+        """The architecture as JSON in Keras 2's layout (:mod:`minidl.saving.model_json`);
+        ``kwargs`` go to ``json.dumps``. Read it back with ``models.model_from_json``."""
+        return saving.model_to_json(self, **kwargs)
+
+    def to_yaml(self, **kwargs):
+        """Not offered: loading YAML can run code. Use :meth:`to_json`."""
+        raise NotImplementedError('to_yaml is not offered, because reading YAML with a general '
+                                  'loader can run code; use to_json and models.model_from_json')
 
     def summary(self, line_length=None, positions=None, print_fn=None):
         """Print Keras's table of layers, output shapes and parameter counts."""
@@ -316,18 +373,3 @@ def _batch_size(batch_size):
 
 def _as_array(item):
     return item if isinstance(item, Tensor) else np.asarray(item)
-
-
-def _apply_class_weight(class_weight, y, weight):
-    labels = to_numpy(y.data) if isinstance(y, Tensor) else np.asarray(y)
-    if labels.ndim > 1 and labels.shape[-1] > 1:
-        labels = labels.argmax(axis=-1)
-    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
-    missing = sorted(set(np.unique(labels).tolist()) - set(int(k) for k in class_weight))
-    if missing:
-        raise ValueError(f'class_weight has no weight for class(es) {missing}')
-    table = np.zeros(max(int(k) for k in class_weight) + 1, dtype='float32')
-    for key, value in class_weight.items():
-        table[int(key)] = value
-    per_sample = table[labels]
-    return per_sample if weight is None else per_sample * weight

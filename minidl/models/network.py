@@ -5,14 +5,20 @@ symbolic tensors, from the outputs back to the inputs, and keeps them in an
 order in which every node comes after the nodes it reads from. Calling the
 network replays those nodes on real data. A network can be called on
 symbolic tensors like any layer, which is how a model is used inside another.
+
+Losses given to :meth:`Network.add_loss` as symbolic tensors of the graph
+(Keras's variational autoencoder adds one computed from the model's input,
+its output and tensors inside its encoder) are computed on every forward
+pass, on the same batch, and join :attr:`losses` for that pass.
 """
 
 import heapq
 
-from minidl.layers.base import Layer
+from minidl.layers.base import Layer, not_recording_losses
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.input_spec import InputSpec
 from minidl.layers.nest import flatten, map_structure, unpack_single
+from minidl.layers.replay import run_nodes, value_of
 from minidl.layers.symbolic import SymbolicTensor
 
 
@@ -31,6 +37,8 @@ class Network(Layer):
         self._nodes = []
         self.inputs, self.outputs = [], []
         self.input_names, self.output_names = [], []
+        self._symbolic_losses = []  # from add_loss, computed each forward pass
+        self._loss_nodes = []  # the nodes they need beyond those of the outputs
         if inputs is not None or outputs is not None:
             self._init_graph(inputs, outputs)
 
@@ -56,6 +64,27 @@ class Network(Layer):
         self.output_names = [t.node.layer.name for t in self.outputs]
         self.input_spec = [InputSpec(shape=t.shape) for t in self.inputs]
         self.built = True
+        self._find_loss_nodes(self._symbolic_losses)
+
+    def _add_symbolic_loss(self, loss):
+        if not self.inputs:
+            raise ValueError(f'model {self.name!r} has no graph yet; add symbolic losses once '
+                             f'its inputs and outputs are known')
+        self._find_loss_nodes(self._symbolic_losses + [loss])
+        self._symbolic_losses.append(loss)
+
+    def _find_loss_nodes(self, losses):
+        """The nodes ``losses`` read that the outputs do not; raises if they need
+        tensors that do not come from the model's inputs."""
+        if not losses:
+            return
+        try:
+            nodes = _sorted_nodes(self.inputs, self.outputs + losses, self.name)
+        except ValueError as error:
+            raise ValueError(f'model {self.name!r}: a symbolic loss must be computed from the '
+                             f'model\'s inputs: {error}') from None
+        in_graph = {id(node) for node in self._nodes}
+        self._loss_nodes = [node for node in nodes if id(node) not in in_graph]
 
     def _tracked_layers(self):
         return [layer for layer in self.layers if not isinstance(layer, InputLayer)]
@@ -83,20 +112,14 @@ class Network(Layer):
         """Replay the graph's nodes on ``inputs`` (a Tensor, list, or dict by input name)."""
         inputs = self._flatten_inputs(inputs)
         values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
-
-        def value_of(leaf):
-            return values[id(leaf)] if isinstance(leaf, SymbolicTensor) else leaf
-
-        for node in self._nodes:
-            if isinstance(node.layer, InputLayer):
-                continue
-            kwargs = map_structure(value_of, node.kwargs)
-            if 'training' not in kwargs and node.layer._accepts('training'):
-                kwargs['training'] = training
-            outputs = node.layer(map_structure(value_of, node.inputs), **kwargs)
-            for symbol, value in zip(flatten(node.outputs), flatten(outputs)):
-                values[id(symbol)] = value
-        return map_structure(value_of, self._output_structure)
+        run_nodes(self._nodes, values, training)
+        if self._symbolic_losses:
+            # These nodes recompute layers that already ran in this pass (an inner
+            # model's, inside its node): their add_loss terms are counted once.
+            with not_recording_losses():
+                run_nodes(self._loss_nodes, values, training)
+            self.add_loss([values[id(loss)] for loss in self._symbolic_losses])
+        return map_structure(lambda leaf: value_of(leaf, values), self._output_structure)
 
     def _flatten_inputs(self, inputs):
         if isinstance(inputs, dict):
@@ -129,8 +152,17 @@ class Network(Layer):
     def compute_output_shape(self, input_shape):
         return map_structure(lambda t: t.shape, unpack_single(self._output_structure))
 
+    @property
+    def uses_learning_phase(self):
+        """Whether a layer computes differently in training (takes ``training``: Dropout, ...)."""
+        return any(layer.uses_learning_phase if isinstance(layer, Network)
+                   else layer._accepts('training') for layer in self._tracked_layers())
+
     def get_layer(self, name=None, index=None):
-        """The layer called ``name``, or at position ``index`` of :attr:`layers`."""
+        """The layer called ``name``, or at position ``index`` of :attr:`layers`
+        (``index`` wins when both are given, as in Keras)."""
+        if name is None and index is None:
+            raise ValueError(f'get_layer needs a layer name or an index (model {self.name!r})')
         if index is not None:
             if not -len(self.layers) <= index < len(self.layers):
                 raise ValueError(f'model {self.name!r} has {len(self.layers)} layers; '

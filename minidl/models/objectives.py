@@ -3,7 +3,14 @@
 Every value reported in logs is kept as exact sums (of weighted losses and
 of weights), never as means of means: a batch adds its sums, and the
 strategy can add the sums of all processes before the mean is taken.
+
+As in Keras 2, an output given no loss (None, or left out of a dict) takes
+no targets and no metrics: ``y`` holds arrays for the outputs with a loss
+only. A model whose only losses are its own (``add_loss``) compiles with
+``loss=None`` and trains without targets.
 """
+
+import warnings
 
 import numpy as np
 
@@ -23,39 +30,47 @@ class Objectives:
         metrics: A list applied to every output, a list of lists, or a dict by
             output name.
         loss_weights: Scalar weight of each output's loss (list or dict).
+        sample_weight_mode: None (one weight per sample) or 'temporal' (one
+            weight per time step: weights of shape ``(samples, timesteps)``),
+            for all outputs, or a list or dict by output.
     """
 
-    def __init__(self, output_names, output_shapes, loss, metrics=None, loss_weights=None):
+    def __init__(self, output_names, output_shapes, loss, metrics=None, loss_weights=None,
+                 sample_weight_mode=None):
         self.output_names = list(output_names)
         count = len(self.output_names)
-        self.losses = [losses_module.get(item) for item in
-                       self._per_output(loss, 'loss', required=True)]
+        if isinstance(loss, dict):
+            missing = [name for name in self.output_names if name not in loss]
+            if missing:
+                warnings.warn(f'loss has no entry for output(s) {missing}: they get no loss, '
+                              f'and take no targets', stacklevel=4)
+        self.losses = [losses_module.get(item) for item in self._per_output(loss, 'loss')]
+        self.target_indices = [i for i, loss in enumerate(self.losses) if loss is not None]
+        self.target_names = [self.output_names[i] for i in self.target_indices]
         weights = self._per_output(loss_weights, 'loss_weights', default=1.0)
         self.loss_weights = [float(w) for w in weights]
+        self.temporal = [_is_temporal(mode) for mode in
+                         self._per_output(sample_weight_mode, 'sample_weight_mode')]
         metric_lists = self._per_output_metrics(metrics)
         self.metrics = [
             [metrics_module.get(item, loss=self.losses[i], output_shape=output_shapes[i])
-             for item in metric_lists[i]] for i in range(count)]
+             for item in metric_lists[i]] if i in self.target_indices else []
+            for i in range(count)]
         prefix = (lambda i: '') if count == 1 else (lambda i: self.output_names[i] + '_')
         self.metric_names = [[prefix(i) + metric.name for metric in self.metrics[i]]
                              for i in range(count)]
-        self.output_loss_names = [] if count == 1 else [f'{n}_loss' for n in self.output_names]
+        self.output_loss_names = [] if count == 1 else [f'{n}_loss' for n in self.target_names]
         self.reset()
 
-    def _per_output(self, value, argument, required=False, default=None):
+    def _per_output(self, value, argument, default=None):
         count = len(self.output_names)
         if value is None:
-            if required:
-                raise ValueError('compile needs a loss (e.g. loss="categorical_crossentropy")')
             return [default] * count
         if isinstance(value, dict):
             unknown = sorted(set(value) - set(self.output_names))
             if unknown:
                 raise ValueError(f'{argument} names unknown output(s) {unknown}; the model\'s '
                                  f'outputs are {self.output_names}')
-            if required and len(value) != count:
-                missing = [name for name in self.output_names if name not in value]
-                raise ValueError(f'{argument} has no entry for output(s) {missing}')
             return [value.get(name, default) for name in self.output_names]
         if isinstance(value, (list, tuple)):
             if len(value) != count:
@@ -88,11 +103,12 @@ class Objectives:
         """The objective of one part of a global batch, and its sums.
 
         Args:
-            y_true: Target arrays, one per output.
+            y_true: Target arrays, one per output with a loss (None if none has).
             y_pred: The model's output Tensors.
-            sample_weight: Weights of this part's samples, or None.
+            sample_weight: Weights of this part's samples (or time steps), or None.
             global_count: Samples in the whole global batch.
-            penalties: Weight penalties (scalar Tensors) for the whole batch.
+            penalties: Weight penalties and added losses (scalar Tensors),
+                each a mean over this part's samples or independent of them.
 
         Returns:
             Tensor: the sum of this part's weighted losses divided by the
@@ -100,37 +116,53 @@ class Objectives:
             the batch; the parts' gradients add up to the batch's.
         """
         local_count = len(y_pred[0])
+        y_true = self._checked_targets(y_true)
+        if not self.target_indices and not penalties:
+            raise ValueError('there is no loss to optimize: compile was given no loss and the '
+                             'model has no losses of its own (add_loss, regularizers)')
         weight = None if sample_weight is None else Tensor(sample_weight)
-        total, sums = None, []
-        for loss, loss_weight, target, output in zip(self.losses, self.loss_weights, y_true, y_pred):
-            value = _summed_loss(loss, _as_target(target), output, weight, local_count)
+        objective, sums = None, []
+        for index, target in zip(self.target_indices, y_true):
+            value = _summed_loss(self.losses[index], _as_target(target), y_pred[index], weight,
+                                 local_count, self.temporal[index], self.output_names[index])
             sums.append(value.item())
+            loss_weight = self.loss_weights[index]
             term = value * loss_weight if loss_weight != 1.0 else value
-            total = term if total is None else total + term
-        objective = total / global_count
+            objective = term if objective is None else objective + term
+        if objective is not None:
+            objective = objective / global_count
         share = local_count / global_count
         penalty = 0.0
         if penalties:
             penalty_sum = penalties[0]
             for extra in penalties[1:]:
                 penalty_sum = penalty_sum + extra
-            objective = objective + penalty_sum * share
+            scaled = penalty_sum * share
+            objective = scaled if objective is None else objective + scaled
             penalty = penalty_sum.item()
-        weighted = sum(s * w for s, w in zip(sums, self.loss_weights))
+        weighted = sum(s * self.loss_weights[i] for s, i in zip(sums, self.target_indices))
         self.loss_totals[0] += weighted + penalty * local_count
         self.loss_totals[1] += local_count
         if self.output_loss_names:
             self.loss_totals[2:] += sums
         return objective
 
+    def _checked_targets(self, y_true):
+        count = len(self.target_indices)
+        given = 0 if y_true is None else len(y_true)
+        if given != count:
+            raise ValueError(f'the outputs with a loss ({", ".join(self.target_names) or "none"}) '
+                             f'need {count} target array(s) (y), got {given}')
+        return y_true or []
+
     @no_grad()
     def update_metrics(self, y_true, y_pred, sample_weight):
         """Add one part's predictions to the metric sums."""
         weight = None if sample_weight is None else Tensor(sample_weight)
-        for metrics, target, output in zip(self.metrics, y_true, y_pred):
+        for index, target in zip(self.target_indices, y_true or []):
             target = _as_target(target)
-            for metric in metrics:
-                metric.update_state(target, output.detach(), weight)
+            for metric in self.metrics[index]:
+                metric.update_state(target, y_pred[index].detach(), weight)
 
     def totals(self):
         """All sums as one float64 vector (what a strategy adds across processes)."""
@@ -154,11 +186,29 @@ class Objectives:
 
 
 def _as_target(target):
-    return target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    """A target as a Tensor; a vector becomes a column, as Keras 2 makes every 1-D target.
+
+    Losses and metrics of users then see ``y_true`` of shape (samples, 1)
+    beside a (samples, 1) output, rather than broadcasting to (samples, samples).
+    """
+    target = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
+    return target.reshape(len(target), 1) if target.ndim == 1 else target
 
 
-def _summed_loss(loss, target, output, weight, local_count):
-    """Sum over this part's samples of the (sample-weighted) loss of one output."""
+def _is_temporal(mode):
+    if mode not in (None, 'temporal'):
+        raise ValueError(f'sample_weight_mode must be None or "temporal", got {mode!r}')
+    return mode == 'temporal'
+
+
+def _summed_loss(loss, target, output, weight, local_count, temporal, output_name):
+    """Sum over this part's samples of the (sample-weighted) loss of one output.
+
+    Weights of shape ``(samples,)`` weigh each sample's mean loss; with
+    ``temporal``, weights of shape ``(samples, timesteps)`` weigh each time
+    step's loss before the mean over time steps (Keras 2.3's rule: the mean
+    over all time steps of the weighted losses, zero weights included).
+    """
     per_sample = loss.per_sample(target, output) if hasattr(loss, 'per_sample') \
         else loss(target, output)
     if not isinstance(per_sample, Tensor):
@@ -166,8 +216,20 @@ def _summed_loss(loss, target, output, weight, local_count):
     if per_sample.ndim == 0:
         # A loss that already averages over the batch: undo the mean.
         return per_sample * local_count
+    if temporal and weight is not None:
+        if per_sample.ndim < 2 or tuple(weight.shape) != tuple(per_sample.shape[:2]):
+            raise ValueError(f'output {output_name!r}: temporal sample weights of shape '
+                             f'{tuple(weight.shape)} do not match its per-time-step losses of '
+                             f'shape {tuple(per_sample.shape[:2])} (samples, timesteps)')
+        if per_sample.ndim > 2:
+            per_sample = per_sample.mean(axis=tuple(range(2, per_sample.ndim)))
+        return (per_sample * weight).mean(axis=1).sum()
     if per_sample.ndim > 1:
         per_sample = per_sample.mean(axis=tuple(range(1, per_sample.ndim)))
     if weight is not None:
-        per_sample = per_sample * weight
+        if weight.size != local_count:
+            raise ValueError(f'output {output_name!r}: sample weights of shape '
+                             f'{tuple(weight.shape)} for {local_count} samples; for one weight '
+                             f'per time step, compile with sample_weight_mode="temporal"')
+        per_sample = per_sample * weight.reshape((local_count,))
     return per_sample.sum()

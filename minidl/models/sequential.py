@@ -1,5 +1,9 @@
 """Sequential: a plain stack of layers, each feeding the next."""
 
+import warnings
+
+import numpy as np
+
 from minidl.compute import unique_name
 from minidl.layers.base import Layer
 from minidl.layers.input_layer import Input, InputLayer
@@ -117,6 +121,22 @@ class Sequential(Model):
         for entry in config['layers']:
             model.add(deserialize(entry, custom_objects))
         return model
+
+    def predict_proba(self, x, batch_size=32, verbose=0):
+        """The predictions (:meth:`predict`), with a warning if they are not all in [0, 1]."""
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        if probabilities.min() < 0 or probabilities.max() > 1:
+            warnings.warn(f'model {self.name!r} predicts values outside [0, 1], which are not '
+                          f'probabilities; end it with a softmax or sigmoid', stacklevel=2)
+        return probabilities
+
+    def predict_classes(self, x, batch_size=32, verbose=0):
+        """The predicted class of each sample, as Keras 2: the argmax over the last axis,
+        or, with one output unit, 1 where the output exceeds 0.5 (int32, shape (samples, 1))."""
+        probabilities = self.predict(x, batch_size=batch_size, verbose=verbose)
+        if probabilities.shape[-1] > 1:
+            return probabilities.argmax(axis=-1)
+        return (probabilities > 0.5).astype(np.int32)
 
     def _input_name(self):
         # Keras names a Sequential model's implicit input after its first layer.

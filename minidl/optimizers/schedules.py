@@ -15,6 +15,8 @@ optimizer's config.
 import bisect
 import math
 
+from minidl.registry import Registry
+
 
 class LearningRateSchedule:
     """Base class: subclasses define ``__call__(step) -> float`` and ``get_config``.
@@ -134,14 +136,15 @@ class CosineDecay(LearningRateSchedule):
                 'decay_steps': self.decay_steps, 'alpha': self.alpha, 'name': self.name}
 
 
-_CLASSES = {cls.__name__: cls for cls in [ExponentialDecay, PiecewiseConstantDecay, CosineDecay]}
+REGISTRY = Registry('learning-rate schedule', base=LearningRateSchedule, functions=False,
+                    none=Registry.REFUSED)
+for _cls in (ExponentialDecay, PiecewiseConstantDecay, CosineDecay):
+    REGISTRY.register(_cls)
 
 
 def serialize(schedule):
     """A schedule as its ``{'class_name', 'config'}`` dict."""
-    if not isinstance(schedule, LearningRateSchedule):
-        raise TypeError(f'cannot serialize {schedule!r}: not a LearningRateSchedule')
-    return {'class_name': type(schedule).__name__, 'config': schedule.get_config()}
+    return REGISTRY.serialize(schedule)
 
 
 def deserialize(config, custom_objects=None):
@@ -151,20 +154,9 @@ def deserialize(config, custom_objects=None):
         config: A dict from :func:`serialize`.
         custom_objects: Optional dict of user schedule classes by name.
     """
-    if not (isinstance(config, dict) and 'class_name' in config):
-        raise TypeError(f"a schedule config is a dict with 'class_name' and 'config', got {config!r}")
-    known = {**_CLASSES, **(custom_objects or {})}
-    cls = known.get(config['class_name'])
-    if not (isinstance(cls, type) and issubclass(cls, LearningRateSchedule)):
-        raise ValueError(f'unknown learning-rate schedule {config["class_name"]!r}; '
-                         f'known: {", ".join(sorted(_CLASSES))}')
-    return cls.from_config(dict(config.get('config', {})))
+    return REGISTRY.deserialize(config, custom_objects)
 
 
 def get(identifier):
     """A schedule from an instance (returned as is) or a ``{'class_name', 'config'}`` dict."""
-    if isinstance(identifier, LearningRateSchedule):
-        return identifier
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    raise TypeError(f'cannot interpret {identifier!r} as a learning-rate schedule')
+    return REGISTRY.get(identifier)

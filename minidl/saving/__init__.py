@@ -22,6 +22,9 @@ Full model (:func:`save_model`, ``Model.save``)::
                            of its name, iterations first ('Adam/iter:0',
                            'Adam/dense/kernel/m:0', ...); absent before the first update
 
+Architecture only (``model.to_json()``, :func:`model_from_json`): the
+'model_config' JSON (:mod:`minidl.saving.model_json`).
+
 Weights only (:func:`save_weights`): the content of /model_weights at the
 root. :func:`load_weights` reads either kind of file, pairing the layers
 that have weights in order (Keras 2's rule) or, with ``by_name=True``, by
@@ -33,13 +36,13 @@ Losses and metrics in 'training_config' are names or ``{"class_name",
 over ``<name>0``, ``<name>1``, ... as Keras does.
 
 'minidl_state' is what Keras's file lacks for an exact resume: the states of
-the random generators, ``{"default_generator": state, "layer_generators":
-{"<layer>/<attribute>": state}}`` (:mod:`minidl.saving.state`). Each
-epoch's order of samples is drawn from the default generator as the epoch
-starts, so its state is also the position in the data. With the
-optimizer's iterations and slots (/optimizer_weights) and its learning rate
-(optimizer_config), a run resumed from a full-model checkpoint with
-``fit(..., initial_epoch=k)`` gives the same bits as the uninterrupted run.
+the model's own random generators, ``{"layer_generators": {"<layer>/<attribute>":
+state}}`` (:mod:`minidl.saving.state`). Each epoch's order of samples is
+drawn from the model's generator as the epoch starts, so its state is also
+the position in the data. With the optimizer's iterations and slots
+(/optimizer_weights) and its learning rate (optimizer_config), a run resumed
+from a full-model checkpoint with ``fit(..., initial_epoch=k)`` gives the same
+bits as the uninterrupted run; loading touches no other model's generators.
 Keras ignores the attribute.
 
 Safety: files are replaced atomically (temporary file in the same
@@ -52,6 +55,8 @@ problem.
 """
 
 from minidl.saving.model_file import load_model, save_model
+from minidl.saving.model_json import model_from_config, model_from_json, model_to_json
 from minidl.saving.weights import load_weights, save_weights
 
-__all__ = ['load_model', 'load_weights', 'save_model', 'save_weights']
+__all__ = ['load_model', 'load_weights', 'model_from_config', 'model_from_json', 'model_to_json',
+           'save_model', 'save_weights']

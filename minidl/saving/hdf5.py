@@ -15,7 +15,6 @@ import secrets
 import h5py
 import numpy as np
 
-from minidl.utils.data_utils import sync_directory
 
 # Keras 2 splits list attributes larger than this over 'name0', 'name1', ...
 # (the room in an HDF5 object header); files are read either way.
@@ -93,10 +92,11 @@ def reader(filepath, what):
 
 def write_json(attrs, name, value):
     """Store ``value`` as a UTF-8 JSON string attribute (Keras's 'model_config' style)."""
-    attrs[name] = json.dumps(value, default=_json_default).encode('utf8')
+    attrs[name] = json.dumps(value, default=json_default).encode('utf8')
 
 
-def _json_default(value):
+def json_default(value):
+    """``json.dumps``'s ``default``: numpy scalars and arrays as Python numbers and lists."""
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -164,3 +164,17 @@ def read_strings(attrs, name):
                 raise TypeError(f'attribute {name!r} holds a {type(item).__name__}, not a string')
             strings.append(item)
     return strings
+
+
+def sync_directory(directory):
+    """fsync ``directory``, which makes a rename in it durable (where directories open)."""
+    try:
+        descriptor = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)

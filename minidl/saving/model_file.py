@@ -81,7 +81,8 @@ def load_model(filepath, custom_objects=None, compile=True):
         if 'model_config' not in file.attrs:
             raise ValueError("it has no 'model_config' attribute: it holds weights only "
                              "(load them into a model with model.load_weights)")
-        model_config = _model_config(hdf5.read_json(file.attrs, 'model_config'), custom_objects)
+        model_config = checked_model_config(hdf5.read_json(file.attrs, 'model_config'),
+                                            custom_objects)
         train_config = hdf5.read_json(file.attrs, 'training_config') \
             if 'training_config' in file.attrs else None
         random_state = hdf5.read_json(file.attrs, 'minidl_state') \
@@ -105,8 +106,13 @@ def load_model(filepath, custom_objects=None, compile=True):
     return model
 
 
-def _model_config(config, custom_objects):
-    """Check the shape of 'model_config' and refuse code; map Keras's class aliases."""
+def checked_model_config(config, custom_objects):
+    """A model's ``{'class_name', 'config'}`` checked, with Keras's class aliases mapped.
+
+    Raises:
+        ValueError: If it is malformed, or holds a Lambda layer (code) while
+            ``custom_objects`` does not name a class to use instead.
+    """
     if not (isinstance(config, dict) and isinstance(config.get('class_name'), str)
             and isinstance(config.get('config'), dict)):
         raise ValueError(f"'model_config' must be an object with a 'class_name' string and a "

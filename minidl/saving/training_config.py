@@ -19,6 +19,7 @@ def training_config(model):
         'metrics': _serialize_nested(arguments['metrics'], _serialize_metric),
         'weighted_metrics': None,
         'loss_weights': arguments['loss_weights'],
+        'sample_weight_mode': arguments.get('sample_weight_mode'),
         'optimizer_config': optimizers.serialize(model.optimizer),
     }
 
@@ -71,12 +72,17 @@ def compile_arguments(config, custom_objects=None):
     if not _is_weights(loss_weights):
         raise ValueError(f"'loss_weights' must be null, numbers, or numbers by output name; "
                          f"found {loss_weights!r:.200}")
+    sample_weight_mode = config.get('sample_weight_mode')
+    if not _is_sample_weight_mode(sample_weight_mode):
+        raise ValueError(f"'sample_weight_mode' must be null, \"temporal\", or those by output; "
+                         f"found {sample_weight_mode!r:.200}")
     arguments = {
         'optimizer': _resolve_optimizer(optimizer_config, custom_objects),
         'loss': _resolve_nested(config.get('loss'), 'loss', losses.deserialize, custom_objects),
         'metrics': _resolve_nested(config.get('metrics'), 'metric', metrics.deserialize,
                                    custom_objects),
         'loss_weights': loss_weights,
+        'sample_weight_mode': sample_weight_mode,
     }
     if config.get('weighted_metrics') is not None:
         arguments['weighted_metrics'] = _resolve_nested(
@@ -92,6 +98,12 @@ def _is_weights(value):
     if isinstance(value, dict):
         return all(isinstance(key, str) and _is_number(item) for key, item in value.items())
     return False
+
+
+def _is_sample_weight_mode(value):
+    modes = value.values() if isinstance(value, dict) else \
+        value if isinstance(value, list) else [value]
+    return all(mode in (None, 'temporal') for mode in modes)
 
 
 def _is_number(value):

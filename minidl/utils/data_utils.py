@@ -34,6 +34,9 @@ import urllib.request
 import warnings
 import zipfile
 
+from minidl.data import Sequence  # Keras 2 scripts import it from this module path
+from minidl.saving.hdf5 import sync_directory
+
 try:
     import fcntl
 except ImportError:
@@ -212,20 +215,6 @@ def _chunks(origin):
                 raise ConnectionError(f'received {received} of {expected} bytes')
     except (OSError, ValueError, http.client.HTTPException) as error:
         raise OSError(f'get_file: URL fetch failure on {origin}: {error}') from error
-
-
-def sync_directory(directory):
-    """fsync ``directory``, which makes a rename in it durable (where directories open)."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def _open_archive(path, archive_format):

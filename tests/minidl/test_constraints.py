@@ -87,5 +87,5 @@ def test_get_resolves_names_instances_and_functions():
 def test_unknown_identifiers_are_refused():
     with pytest.raises(ValueError, match="unknown constraint 'max'; known: max_norm"):
         constraints.get('max')
-    with pytest.raises(ValueError, match='cannot interpret'):
+    with pytest.raises(TypeError, match='cannot interpret'):
         constraints.get(2.0)

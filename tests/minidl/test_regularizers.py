@@ -107,5 +107,5 @@ def test_base_class_must_be_subclassed():
 def test_unknown_identifiers_are_refused():
     with pytest.raises(ValueError, match="unknown regularizer 'l3'; known: l1, l2, l1_l2"):
         regularizers.get('l3')
-    with pytest.raises(ValueError, match='cannot interpret'):
+    with pytest.raises(TypeError, match='cannot interpret'):
         regularizers.get(0.1)

@@ -63,7 +63,9 @@ def test_state_weights_are_the_moving_statistics_of_trainable_layers():
     model.layers[3].trainable = False
     first = model.layers[1]
     assert model_parts.state_weights(model) == [first.moving_mean, first.moving_variance]
-    assert model_parts.generators(model)[1] is model.layers[2].generator
+    owned = model_parts.generators(model)[1:]  # after the default generator
+    assert len(owned) == 2 and owned[0] is model.shuffle_generator
+    assert owned[1] is model.layers[2].generator
 
 
 def test_distributed_optimizer_checks_its_arguments():

@@ -79,8 +79,7 @@ def test_integer_save_freq_counts_batches_across_epochs():
 
 def test_period_saves_every_n_epochs():
     model = FakeModel()
-    with pytest.warns(DeprecationWarning, match='period'):
-        checkpoint = ModelCheckpoint('p{epoch}', period=2)
+    checkpoint = ModelCheckpoint('p{epoch}', period=2)
     fit(model, [checkpoint], LOGS)
     assert saved_paths(model) == ['p2', 'p4']
 

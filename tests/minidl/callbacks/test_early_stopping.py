@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -113,3 +114,14 @@ def test_terminate_on_nan_stops_at_the_bad_batch(capsys, bad):
 def test_terminate_on_nan_on_a_worker_stops_silently(capsys):
     _, run = fit(FakeModel(is_chief=False), [TerminateOnNaN()], [{'loss': math.nan}] * 2)
     assert run == 1 and capsys.readouterr().out == ''
+
+
+@pytest.mark.parametrize('monitor, logged', [('val_acc', 'val_accuracy'),
+                                             ('val_accuracy', 'val_acc')])
+def test_keras_2_2_and_2_3_accuracy_names_find_each_other(monitor, logged):
+    # Keras 2.2.4 logged metrics=['accuracy'] as 'acc', Keras 2.3 as 'accuracy'.
+    stopper = EarlyStopping(monitor=monitor, patience=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # no "not available" warning
+        _, run = fit(FakeModel(), [stopper], logs_of(logged, [0.5, 0.7, 0.6, 0.65]))
+    assert run == 3 and stopper.best == 0.7

@@ -123,3 +123,42 @@ def test_reduce_on_an_allowed_global_with_crafted_arguments_is_checked():
 def test_malformed_data_raises_a_clear_error(data, message):
     with pytest.raises(RestrictedPickleError, match=message):
         loads(data)
+
+
+@pytest.mark.parametrize('protocol', PROTOCOLS)
+def test_object_arrays_of_plain_values_read_only_when_allowed(protocol):
+    ragged = np.empty(3, dtype=object)
+    ragged[:] = [[1, 14, 22], [1, 5], []]  # as np.save stores imdb.npz's reviews
+    mixed = np.array([[1, 'a'], [None, (2, 3)]], dtype=object)
+    data = pickle.dumps({'ragged': ragged, 'mixed': mixed}, protocol=protocol)
+    with pytest.raises(RestrictedPickleError, match='refusing the numpy dtype object'):
+        loads(data)
+    result = loads(data, allow_object_arrays=True)
+    assert result['ragged'].dtype == object and result['ragged'].shape == (3,)
+    assert [list(item) for item in result['ragged']] == [[1, 14, 22], [1, 5], []]
+    assert result['mixed'].tolist() == [[1, 'a'], [None, (2, 3)]]
+
+
+@pytest.mark.parametrize('protocol', [2, pickle.HIGHEST_PROTOCOL])
+def test_object_arrays_still_refuse_objects_that_are_not_data(protocol, tmp_path):
+    target = tmp_path / 'created'
+    holder = np.empty(1, dtype=object)
+    holder[0] = RunsCode(str(target))
+    with pytest.raises(RestrictedPickleError, match='refusing to load'):
+        loads(pickle.dumps(holder, protocol=protocol), allow_object_arrays=True)
+    assert not target.exists()
+
+
+def test_an_object_array_from_raw_bytes_is_refused():
+    # ndarray state whose data are 8 raw bytes: read as a pointer, it would reach any memory.
+    crafted = (b'\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\nK\x00\x85C\x01b'
+               b'\x87R(K\x01K\x01\x85cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87R'
+               b'\x89C\x08\x00\x00\x00\x00\x00\x00\x00\x00tb.')
+    with pytest.raises(RestrictedPickleError, match='needs a list of as many values'):
+        loads(crafted, allow_object_arrays=True)
+    # The same bytes through numpy's _frombuffer(buffer, dtype, shape, order).
+    crafted = (b'\x80\x02cnumpy.core.numeric\n_frombuffer\n(C\x08\x00\x00\x00\x00\x00\x00\x00'
+               b'\x00cnumpy\ndtype\nX\x02\x00\x00\x00O8\x89\x88\x87RK\x01\x85X\x01\x00\x00\x00C'
+               b'tR.')
+    with pytest.raises(RestrictedPickleError, match='never from raw bytes'):
+        loads(crafted, allow_object_arrays=True)

@@ -154,7 +154,7 @@ def test_bidirectional_weights_names_and_shapes():
     assert [n.split('/')[-1] for n in names] == ['kernel:0', 'recurrent_kernel:0', 'bias:0'] * 2
     gru = Bidirectional(GRU(32), merge_mode='sum')
     assert gru(Input((None, 8))).shape == (None, 32)
-    assert gru.count_params() == 2 * 3 * (8 * 32 + 32 * 32 + 2 * 32)
+    assert gru.count_params() == 2 * 3 * (8 * 32 + 32 * 32 + 32)
     states = Bidirectional(GRU(3, return_state=True), merge_mode=None)(Input((5, 2)))
     assert [s.shape for s in states] == [(None, 3)] * 4
     started = Bidirectional(SimpleRNN(3), input_shape=(5, 2))

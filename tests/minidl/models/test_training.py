@@ -207,3 +207,18 @@ def test_bad_input_is_refused_before_any_update(bad, message):
 def test_fit_before_compile_is_an_error():
     with pytest.raises(RuntimeError, match='compile'):
         _mlp().fit(np.zeros((2, 5)), np.zeros(2))
+
+
+def test_a_custom_loss_sees_vector_targets_as_columns_as_in_keras():
+    seen = []
+
+    def squared_error(y_true, y_pred):
+        seen.append(tuple(y_true.shape))
+        return ((y_true - y_pred) ** 2).mean(axis=-1)
+
+    model = Sequential([Dense(1, input_shape=(2,), kernel_initializer='ones', use_bias=False)])
+    model.compile('sgd', loss=squared_error)
+    x, y = np.array([[1.0, 2.0], [3.0, 4.0]], 'float32'), np.array([1.0, 5.0], 'float32')
+    # Outputs 3 and 7: errors 2 and 2, not the (2, 2) broadcast of a vector against a column.
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(4.0)
+    assert seen[-1] == (2, 1)

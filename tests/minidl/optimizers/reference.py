@@ -92,7 +92,7 @@ def rmsprop_step(p, g, state, t, lr, rho=0.9, momentum=0.0, epsilon=1e-7, center
     return p - mom
 
 
-def adagrad_step(p, g, state, t, lr, initial_accumulator_value=0.1, epsilon=1e-7):
+def adagrad_step(p, g, state, t, lr, initial_accumulator_value=0.0, epsilon=1e-7):
     a = state['a'] = _slot(state, 'a', p, initial_accumulator_value) + g * g
     return p - lr * g / (np.sqrt(a) + epsilon)
 
@@ -128,6 +128,12 @@ def nadam_step(p, g, state, t, lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7, sched
     v_prime = v / (1 - beta_2 ** t)
     m_bar = (1 - mu(t)) * g_prime + mu(t + 1) * m_prime
     return p - lr * m_bar / (np.sqrt(v_prime) + epsilon)
+
+
+def adamax_step(p, g, state, t, lr, beta_1=0.9, beta_2=0.999, epsilon=1e-7):
+    m = state['m'] = beta_1 * _slot(state, 'm', p) + (1 - beta_1) * g
+    u = state['u'] = np.maximum(beta_2 * _slot(state, 'u', p), np.abs(g))
+    return p - lr / (1 - beta_1 ** t) * m / (u + epsilon)
 
 
 def run_torch(make_optimizer, params, grads):

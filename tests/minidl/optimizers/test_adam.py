@@ -1,4 +1,4 @@
-"""Adam (with AMSGrad), AdamW and Nadam, against numpy and PyTorch."""
+"""Adam (with AMSGrad), AdamW, Nadam and Adamax, against numpy and PyTorch."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import pytest
 import minidl
 from minidl import optimizers
 from tests.minidl.optimizers.reference import (
-    adam_step, assert_trajectories_close, make_problem, nadam_step, run_minidl, run_reference,
-    run_torch)
+    adam_step, adamax_step, assert_trajectories_close, make_problem, nadam_step, run_minidl,
+    run_reference, run_torch)
 
 # epsilon=0.5 makes Keras's "epsilon hat" placement visible.
 CASES = [{}, {'amsgrad': True}, {'epsilon': 0.5}, {'beta_1': 0.5, 'beta_2': 0.9, 'amsgrad': True}]
@@ -81,10 +81,44 @@ def test_nadam_matches_pytorch_and_saves_its_momentum_cache():
     assert optimizer.get_weights()[1] == pytest.approx(np.prod(mu), rel=1e-12)
 
 
-def test_nadam_keeps_kerass_decay_key_for_its_schedule_decay():
-    config = optimizers.Nadam().get_config()
-    assert config['decay'] == 0.004
-    assert optimizers.Nadam.from_config({**config, 'decay': 0.01}).schedule_decay == 0.01
+def test_nadam_defaults_and_config_are_kerass():
+    optimizer = optimizers.Nadam()
+    assert (optimizer.learning_rate, optimizer.schedule_decay, optimizer.epsilon) == \
+        (0.002, 0.004, 1e-07)
+    config = optimizer.get_config()
+    assert config['schedule_decay'] == 0.004 and 'decay' not in config
+    assert optimizers.Nadam.from_config({**config, 'schedule_decay': 0.01}).schedule_decay == 0.01
+    # tf.keras saves the schedule decay as 'decay'.
+    del config['schedule_decay']
+    assert optimizers.Nadam.from_config({**config, 'decay': 0.02}).schedule_decay == 0.02
+    with pytest.raises(TypeError, match='schedule_decay and decay'):
+        optimizers.Nadam(schedule_decay=0.1, decay=0.1)
+
+
+@pytest.mark.parametrize('hyper', [{}, {'epsilon': 0.5, 'beta_1': 0.5}, {'beta_2': 0.5}])
+def test_adamax_follows_the_keras_formula(hyper):
+    params, grads = make_problem()
+    actual = run_minidl(optimizers.Adamax(learning_rate=0.01, **hyper), params, grads)
+    assert_trajectories_close(actual, run_reference(adamax_step, params, grads, 0.01, **hyper))
+
+
+def test_adamax_defaults_config_and_slot_order():
+    optimizer = optimizers.Adamax()
+    assert (optimizer.learning_rate, optimizer.beta_1, optimizer.beta_2, optimizer.epsilon) == \
+        (0.002, 0.9, 0.999, 1e-07)
+    params, grads = make_problem()
+    run_minidl(optimizer, params[:1], [g[:1] for g in grads[:1]])
+    assert optimizer.weight_names() == [
+        'Adamax/iter:0', 'Adamax/layer_0/kernel/m:0', 'Adamax/layer_0/kernel/u:0']
+    assert optimizers.Adamax(lr=0.5).get_config()['learning_rate'] == 0.5
+
+
+def test_adamax_matches_pytorch_with_a_negligible_epsilon():
+    torch = pytest.importorskip('torch')
+    params, grads = make_problem(seed=9)
+    actual = run_minidl(optimizers.Adamax(0.01, epsilon=1e-12), params, grads)
+    expected = run_torch(lambda ps: torch.optim.Adamax(ps, lr=0.01, eps=1e-12), params, grads)
+    assert_trajectories_close(actual, expected)
 
 
 def test_float64_parameters_keep_float64_slots_and_precision():

@@ -20,8 +20,9 @@ ALL = [
     lambda: optimizers.Adam(0.01, amsgrad=True),
     lambda: optimizers.AdamW(0.01, weight_decay=0.1),
     lambda: optimizers.Nadam(0.01),
+    lambda: optimizers.Adamax(0.01),
 ]
-IDS = ['sgd', 'nesterov', 'rmsprop', 'adagrad', 'adadelta', 'adam', 'adamw', 'nadam']
+IDS = ['sgd', 'nesterov', 'rmsprop', 'adagrad', 'adadelta', 'adam', 'adamw', 'nadam', 'adamax']
 
 
 def one_step(optimizer, param, grad):
@@ -85,7 +86,7 @@ def test_adagrad_decay_matches_pytorch_lr_decay():
     params, grads = make_problem(seed=8)
     actual = run_minidl(optimizers.Adagrad(0.1, decay=0.3), params, grads)
     expected = run_torch(lambda ps: torch.optim.Adagrad(
-        ps, lr=0.1, lr_decay=0.3, initial_accumulator_value=0.1, eps=1e-7), params, grads)
+        ps, lr=0.1, lr_decay=0.3, initial_accumulator_value=0.0, eps=1e-7), params, grads)
     assert_trajectories_close(actual, expected)
     assert_trajectories_close(actual, run_reference(
         adagrad_step, params, grads, lambda iteration: 0.1 / (1 + 0.3 * iteration)))
@@ -293,20 +294,21 @@ def test_to_cpu_keeps_the_state_and_strategy_is_none():
 
 
 KERAS_KEYS = {
-    optimizers.SGD: {'momentum', 'nesterov'},
-    optimizers.RMSprop: {'rho', 'momentum', 'epsilon', 'centered'},
-    optimizers.Adagrad: {'initial_accumulator_value', 'epsilon'},
-    optimizers.Adadelta: {'rho', 'epsilon'},
-    optimizers.Adam: {'beta_1', 'beta_2', 'epsilon', 'amsgrad'},
-    optimizers.AdamW: {'weight_decay', 'beta_1', 'beta_2', 'epsilon', 'amsgrad'},
-    optimizers.Nadam: {'beta_1', 'beta_2', 'epsilon'},
+    optimizers.SGD: {'decay', 'momentum', 'nesterov'},
+    optimizers.RMSprop: {'decay', 'rho', 'momentum', 'epsilon', 'centered'},
+    optimizers.Adagrad: {'decay', 'initial_accumulator_value', 'epsilon'},
+    optimizers.Adadelta: {'decay', 'rho', 'epsilon'},
+    optimizers.Adam: {'decay', 'beta_1', 'beta_2', 'epsilon', 'amsgrad'},
+    optimizers.AdamW: {'decay', 'weight_decay', 'beta_1', 'beta_2', 'epsilon', 'amsgrad'},
+    optimizers.Adamax: {'decay', 'beta_1', 'beta_2', 'epsilon'},
+    optimizers.Nadam: {'beta_1', 'beta_2', 'epsilon', 'schedule_decay'},
 }
 
 
 @pytest.mark.parametrize('cls', KERAS_KEYS, ids=lambda cls: cls.__name__)
 def test_configs_have_kerass_keys(cls):
     config = cls().get_config()
-    assert set(config) == {'name', 'learning_rate', 'decay'} | KERAS_KEYS[cls]
+    assert set(config) == {'name', 'learning_rate'} | KERAS_KEYS[cls]
     assert config['name'] == cls.__name__
 
 

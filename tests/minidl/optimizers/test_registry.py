@@ -6,7 +6,7 @@ from minidl import optimizers
 
 NAMES = {'sgd': optimizers.SGD, 'adam': optimizers.Adam, 'rmsprop': optimizers.RMSprop,
          'adagrad': optimizers.Adagrad, 'adadelta': optimizers.Adadelta,
-         'adamw': optimizers.AdamW, 'nadam': optimizers.Nadam}
+         'adamw': optimizers.AdamW, 'nadam': optimizers.Nadam, 'adamax': optimizers.Adamax}
 
 
 @pytest.mark.parametrize('name, cls', NAMES.items())
@@ -24,8 +24,8 @@ def test_get_returns_instances_as_they_are_and_builds_from_dicts():
 
 
 def test_unknown_name_lists_the_known_ones():
-    with pytest.raises(ValueError, match='unknown optimizer .*adadelta, adagrad, adam, adamw, '
-                                         'nadam, rmsprop, sgd'):
+    with pytest.raises(ValueError, match='unknown optimizer .*adadelta, adagrad, adam, adamax, '
+                                         'adamw, nadam, rmsprop, sgd'):
         optimizers.get('lamb')
     with pytest.raises(ValueError, match='unknown optimizer'):
         optimizers.deserialize({'class_name': 'Lamb', 'config': {}})

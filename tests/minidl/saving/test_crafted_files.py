@@ -117,10 +117,13 @@ def test_code_in_the_training_config_is_an_unknown_name_and_never_runs(saved, tm
      'Sequential config'),
     ({'training_config': '"adam"'}, "'training_config' must be a JSON object"),
     ({'training_config': '{"loss": "mse", "optimizer_config": "sgd"}'}, "'optimizer_config'"),
-    ({'minidl_state': '{"default_generator": {"bit_generator": "PCG64", "state": 1}}'},
+    ({'minidl_state': '{"layer_generators": {"sequential/shuffle_generator": '
+                      '{"bit_generator": "PCG64", "state": 1}}}'},
      'invalid generator state'),
+    ({'minidl_state': '{"default_generator": {"bit_generator": "PCG64", "state": {}}}'},
+     "'layer_generators' states by name"),
 ], ids=['missing', 'bad-json', 'list', 'number', 'bad-layers', 'string-training',
-        'string-optimizer', 'bad-rng'])
+        'string-optimizer', 'bad-rng', 'no-layer-generators'])
 def test_malformed_attributes_are_refused_clearly(saved, attributes, message):
     path, _ = saved
     edit(path, **attributes)

@@ -79,7 +79,9 @@ def test_the_file_has_keras_2_layout(tmp_path):
         assert optimizer_names == model.optimizer.weight_names()
         assert optimizer_names[0] == 'SGD/iter:0' and optimizer['SGD/iter:0'][()] == 3
         state = json.loads(file.attrs['minidl_state'])
-        assert state['default_generator'] == default_generator().get_state()
+        assert state == {'layer_generators': {
+            key: generator.get_state() for key, generator in model.named_generators()}}
+        assert f'{model.name}/shuffle_generator' in state['layer_generators']
 
 
 def test_without_optimizer_the_model_loads_uncompiled(tmp_path):

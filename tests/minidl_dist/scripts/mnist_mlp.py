@@ -1,6 +1,6 @@
 """Keras's mnist_mlp example on the digits set, made data-parallel by three lines.
 
-The model and calls are those of tests/minidl/models/test_keras_examples.py
+The model and calls are those of tests/keras_examples/test_mnist_examples.py::test_mnist_mlp
 (imports changed from keras to minidl); the lines marked "+" are all that
 distributed training adds. Run with ``mpirun -np 2 python mnist_mlp.py``.
 """

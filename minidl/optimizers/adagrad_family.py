@@ -8,14 +8,15 @@ class Adagrad(Optimizer):
     """Adagrad as Keras 2 computes it.
 
     With the accumulator ``a`` (slot 'accumulator', starting at
-    ``initial_accumulator_value``)::
+    ``initial_accumulator_value``, 0 as in Keras 2)::
 
         a += g**2
         p -= lr * g / (sqrt(a) + epsilon)
 
     Args:
-        learning_rate: Float or LearningRateSchedule.
-        initial_accumulator_value: Non-negative starting value of the accumulators.
+        learning_rate: Float or LearningRateSchedule (``lr`` works too).
+        initial_accumulator_value: Non-negative starting value of the
+            accumulators (tf.keras starts them at 0.1).
         epsilon: Small constant for numerical stability (None: 1e-7).
         name: Prefix of the state's names.
         **kwargs: ``lr``, ``decay``, ``clipnorm``, ``clipvalue``, ``global_clipnorm``.
@@ -24,7 +25,7 @@ class Adagrad(Optimizer):
     slot_names = ('accumulator',)
     elementwise = True
 
-    def __init__(self, learning_rate=default_rate(0.001), initial_accumulator_value=0.1,
+    def __init__(self, learning_rate=default_rate(0.01), initial_accumulator_value=0.0,
                  epsilon=1e-07, name='Adagrad', **kwargs):
         initial = check_number('Adagrad', 'initial_accumulator_value', initial_accumulator_value)
         epsilon = check_number('Adagrad', 'epsilon', 1e-07 if epsilon is None else epsilon)
@@ -57,11 +58,11 @@ class Adadelta(Optimizer):
         u = rho * u + (1 - rho) * delta**2
         p -= lr * delta
 
-    Keras 2's default learning rate is 0.001 (the original paper's method
-    corresponds to 1.0).
+    Keras 2's default learning rate is 1.0, the original method of Zeiler
+    (2012); tf.keras's 0.001 barely moves the weights.
 
     Args:
-        learning_rate: Float or LearningRateSchedule.
+        learning_rate: Float or LearningRateSchedule (``lr`` works too).
         rho: Decay of the running averages, in [0, 1].
         epsilon: Small constant for numerical stability (None: 1e-7).
         name: Prefix of the state's names.
@@ -71,7 +72,7 @@ class Adadelta(Optimizer):
     slot_names = ('accum_grad', 'accum_var')
     elementwise = True
 
-    def __init__(self, learning_rate=default_rate(0.001), rho=0.95, epsilon=1e-07,
+    def __init__(self, learning_rate=default_rate(1.0), rho=0.95, epsilon=1e-07,
                  name='Adadelta', **kwargs):
         rho = check_number('Adadelta', 'rho', rho, 0.0, 1.0)
         epsilon = check_number('Adadelta', 'epsilon', 1e-07 if epsilon is None else epsilon)

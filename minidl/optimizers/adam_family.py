@@ -1,4 +1,4 @@
-"""Adam and its variants AdamW (decoupled weight decay) and Nadam (Nesterov momentum)."""
+"""Adam and its variants: AdamW (decoupled weight decay), Nadam (Nesterov momentum), Adamax."""
 
 import math
 
@@ -119,22 +119,24 @@ class Nadam(Optimizer):
 
     Args:
         learning_rate: Float or LearningRateSchedule (Keras 2 refuses
-            schedules here; minidl accepts them).
+            schedules here; minidl accepts them). ``lr`` works too.
         beta_1, beta_2: Decays of the moments, in [0, 1).
         epsilon: Small constant for numerical stability (None: 1e-7).
         name: Prefix of the state's names.
-        **kwargs: ``schedule_decay`` (0.004), or ``decay`` for it (Keras 2 keeps
-            it under that name in the config); ``lr``, ``clipnorm``,
-            ``clipvalue``, ``global_clipnorm``. Nadam has no time-based decay
-            of the learning rate.
+        **kwargs: ``schedule_decay`` (0.004; tf.keras calls it ``decay``,
+            which is accepted for it); ``lr``, ``clipnorm``, ``clipvalue``,
+            ``global_clipnorm``. Nadam has no time-based decay of the
+            learning rate, as in Keras 2.
     """
 
     slot_names = ('m', 'v')
     state_names = ('momentum_cache',)
     elementwise = True
 
-    def __init__(self, learning_rate=default_rate(0.001), beta_1=0.9, beta_2=0.999,
+    def __init__(self, learning_rate=default_rate(0.002), beta_1=0.9, beta_2=0.999,
                  epsilon=1e-07, name='Nadam', **kwargs):
+        if 'schedule_decay' in kwargs and 'decay' in kwargs:
+            raise TypeError('Nadam: got both schedule_decay and decay, its tf.keras name; pass one')
         schedule_decay = kwargs.pop('schedule_decay', kwargs.pop('decay', 0.004))
         schedule_decay = check_number('Nadam', 'schedule_decay', schedule_decay)
         beta_1, beta_2 = _check_beta('Nadam', 'beta_1', beta_1), _check_beta('Nadam', 'beta_2', beta_2)
@@ -162,5 +164,54 @@ class Nadam(Optimizer):
         param -= lr * m_bar / denominator
 
     def get_config(self):
-        return {**super().get_config(), 'decay': self.schedule_decay, 'beta_1': self.beta_1,
-                'beta_2': self.beta_2, 'epsilon': self.epsilon}
+        config = {**super().get_config(), 'beta_1': self.beta_1, 'beta_2': self.beta_2,
+                  'epsilon': self.epsilon, 'schedule_decay': self.schedule_decay}
+        del config['decay']  # Keras 2's Nadam has no time-based decay
+        return config
+
+
+class Adamax(Optimizer):
+    """Adamax, Adam with the infinity norm (Kingma and Ba, section 7), as Keras 2 computes it.
+
+    With the first moment ``m`` and the decayed largest gradient ``u``
+    (slots 'm', 'u'), both starting at 0, at step ``t``::
+
+        m = beta_1 * m + (1 - beta_1) * g
+        u = max(beta_2 * u, |g|)
+        p -= lr / (1 - beta_1**t) * m / (u + epsilon)
+
+    PyTorch's Adamax adds its ``eps`` to ``|g|`` inside the maximum: the two
+    agree when epsilon is negligible.
+
+    Args:
+        learning_rate: Float or LearningRateSchedule (``lr`` works too).
+        beta_1: Decay of the first moment, in [0, 1).
+        beta_2: Decay of the largest gradient, in [0, 1).
+        epsilon: Small constant for numerical stability (None: 1e-7).
+        name: Prefix of the state's names.
+        **kwargs: ``lr``, ``decay``, ``clipnorm``, ``clipvalue``, ``global_clipnorm``.
+    """
+
+    slot_names = ('m', 'u')
+    elementwise = True
+
+    def __init__(self, learning_rate=default_rate(0.002), beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-07, name='Adamax', **kwargs):
+        beta_1, beta_2 = (_check_beta('Adamax', 'beta_1', beta_1),
+                          _check_beta('Adamax', 'beta_2', beta_2))
+        epsilon = check_number('Adamax', 'epsilon', 1e-07 if epsilon is None else epsilon)
+        super().__init__(learning_rate, name, **kwargs)
+        self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
+
+    def update(self, param, grad, slots, step, lr):
+        xp = get_array_module(param)
+        first, largest = slots['m'], slots['u']
+        first *= self.beta_1
+        first += (1.0 - self.beta_1) * grad
+        largest *= self.beta_2
+        xp.maximum(largest, xp.abs(grad), out=largest)
+        param -= (lr / (1.0 - self.beta_1 ** step)) * first / (largest + self.epsilon)
+
+    def get_config(self):
+        return {**super().get_config(), 'beta_1': self.beta_1, 'beta_2': self.beta_2,
+                'epsilon': self.epsilon}

@@ -1,0 +1,255 @@
+"""Running graphs: ``function``, ``gradients``, ``stop_gradient``; sessions and scopes.
+
+``function(inputs, outputs)`` makes a callable on numpy arrays that feeds the
+symbolic ``inputs`` and computes ``outputs`` by replaying the graph between
+them. ``gradients(loss, variables)`` works on Tensors (through autograd) and
+on symbolic tensors (recording a node that computes the gradients when the
+graph is replayed), so the Keras 2 idiom
+
+    grads = K.gradients(loss, model.input)[0]
+    iterate = K.function([model.input], [loss, grads])
+
+computes gradients with respect to inputs, tensors inside a graph, or weights.
+"""
+
+import contextlib
+
+import numpy as np
+
+from minidl import config
+from minidl.backend.phase import LearningPhase, learning_phase, reset_learning_phase
+from minidl.layers.replay import evaluate
+from minidl.compute import clear_session as clear_names, to_numpy
+from minidl.layers.base import not_recording_losses
+from minidl.layers.operation import has_symbolic, is_probing, record, recordable
+from minidl.layers.symbolic import SymbolicTensor, get_source_inputs
+from minidl.tensor import Tensor, no_grad
+
+
+class Function:
+    """A callable computing ``outputs`` from values fed to ``inputs`` (see :func:`function`)."""
+
+    def __init__(self, inputs, outputs, updates=None, name=None):
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError(f'function: inputs must be a list of tensors, got {inputs!r}')
+        for tensor in inputs:
+            if not isinstance(tensor, (SymbolicTensor, LearningPhase)):
+                raise TypeError(f'function: each input must be a symbolic tensor (a placeholder, '
+                                f'a model input) or K.learning_phase(), got {tensor!r}')
+        self.inputs = list(inputs)
+        self._single = not isinstance(outputs, (list, tuple))
+        self.outputs = [outputs] if self._single else list(outputs)
+        self.updates = []
+        for update in updates or []:
+            if not (isinstance(update, (list, tuple)) and len(update) == 2
+                    and isinstance(update[0], Tensor)):
+                raise TypeError(f'function: each update must be a pair (variable, new value), '
+                                f'got {update!r}')
+            self.updates.append(tuple(update))
+        self.name = name
+
+    def __call__(self, inputs):
+        """The outputs' values (numpy arrays) for the values of the inputs, in order."""
+        inputs = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f'function takes {len(self.inputs)} input value(s), got '
+                             f'{len(inputs)}')
+        feeds, training = {}, learning_phase()
+        for tensor, value in zip(self.inputs, inputs):
+            if isinstance(tensor, LearningPhase):
+                training = int(value)
+            else:
+                feeds[id(tensor)] = _fed_value(tensor, value)
+        targets = self.outputs + [new_value for _, new_value in self.updates]
+        with no_grad():
+            values = evaluate(targets, feeds, training=bool(training))
+        for (variable, _), value in zip(self.updates, values[len(self.outputs):]):
+            variable.data[...] = variable.xp.asarray(to_numpy(getattr(value, 'data', value)),
+                                                     dtype=variable.dtype)
+        results = [np.array(to_numpy(getattr(value, 'data', value)))
+                   for value in values[:len(self.outputs)]]
+        return results[0] if self._single else results
+
+
+def function(inputs, outputs, updates=None, name=None, **kwargs):
+    """A callable that computes ``outputs`` from numpy values of ``inputs``.
+
+    Args:
+        inputs: List of symbolic tensors to feed (placeholders, model inputs,
+            or tensors inside a graph), and optionally ``K.learning_phase()``
+            to feed the learning phase (0 or 1; 0 by default).
+        outputs: A symbolic tensor or Tensor, or a list of them.
+        updates: Pairs ``(variable, new_value)``: after each call the
+            variable is set to the value computed for ``new_value``.
+        name: Ignored; Keras's name for the function.
+        **kwargs: TensorFlow session arguments, not supported.
+
+    Returns:
+        A :class:`Function`: ``f(list_of_arrays)`` returns a list of numpy
+        arrays (one array when ``outputs`` is a single tensor).
+    """
+    if kwargs:
+        raise TypeError(f'function: unexpected arguments {", ".join(sorted(kwargs))} '
+                        f'(TensorFlow session arguments have no equivalent in minidl)')
+    return Function(inputs, outputs, updates, name)
+
+
+def gradients(loss, variables):
+    """The gradients of ``sum(loss)`` with respect to each variable.
+
+    Args:
+        loss: A Tensor, or a symbolic tensor of a graph.
+        variables: A tensor or a list. For a Tensor ``loss``, Tensors that
+            are leaves of its graph (variables, weights). For a symbolic
+            ``loss``, symbolic tensors it is computed from (inputs or
+            tensors inside the graph) and Tensors (weights) it uses.
+
+    Returns:
+        A list with one gradient per variable, of its shape: Tensors for a
+        Tensor ``loss``, symbolic tensors for a symbolic one. Where ``loss``
+        does not depend on a variable its gradient is zeros (TensorFlow
+        gives None there).
+    """
+    variables = list(variables) if isinstance(variables, (list, tuple)) else [variables]
+    if isinstance(loss, SymbolicTensor):
+        for variable in variables:
+            if not isinstance(variable, (SymbolicTensor, Tensor)):
+                raise TypeError(f'gradients: variables must be tensors, got {variable!r}')
+        sources = get_source_inputs(loss)
+        watched = [v for v in variables if isinstance(v, SymbolicTensor)]
+        return list(record(_GraphGradients(loss, sources, variables), sources + watched, {}))
+    if has_symbolic([variables], {}):
+        raise TypeError('gradients: the loss is a Tensor, so the variables cannot be symbolic')
+    for variable in variables:
+        if not isinstance(variable, Tensor) or variable.creator is not None:
+            raise ValueError(f'gradients of a Tensor loss are taken with respect to leaves of '
+                             f'its graph (variables, weights), not {variable!r}')
+    return _leaf_gradients(loss, variables, retain_graph=True)
+
+
+class _GraphGradients:
+    """The computation behind the node that :func:`gradients` records for a symbolic loss.
+
+    Called with the values of the loss's source inputs, then of the symbolic
+    variables, it replays the graph from the sources to the loss, collecting
+    the gradient at each symbolic variable, and differentiates.
+    """
+
+    __name__ = 'gradients'
+
+    def __init__(self, loss, sources, variables):
+        self.loss, self.sources, self.variables = loss, sources, variables
+
+    def __call__(self, *values):
+        watched = {id(v) for v in self.variables if isinstance(v, SymbolicTensor)}
+        leaves = {}
+
+        def watch(symbol, value):
+            # Adding a leaf of zeros taps the gradient at this tensor without cutting
+            # the graph: gradients still flow on to the tensors it is computed from.
+            if id(symbol) in watched and value.dtype.kind == 'f':
+                tap = Tensor._wrap(value.xp.zeros(value.shape, value.dtype)).requires_grad_()
+                leaves[id(symbol)] = tap
+                return value + tap
+            return value
+
+        source_values = values[:len(self.sources)]
+        with _grad_enabled(), not_recording_losses():
+            feeds = {id(s): watch(s, v) for s, v in zip(self.sources, source_values)}
+            loss = evaluate([self.loss], feeds, bool(learning_phase()), watch)[0]
+        # Each variable's leaf (None where the loss does not reach it) and its value.
+        symbolic_values = iter(values[len(self.sources):])
+        targets, variable_values = [], []
+        for variable in self.variables:
+            symbolic = isinstance(variable, SymbolicTensor)
+            targets.append(leaves.get(id(variable)) if symbolic else variable)
+            variable_values.append(next(symbolic_values) if symbolic else variable)
+        grads = iter(_leaf_gradients(loss, [t for t in targets if t is not None],
+                                     retain_graph=False))
+        return [next(grads) if target is not None else _zeros_like(value)
+                for target, value in zip(targets, variable_values)]
+
+
+def _leaf_gradients(loss, leaves, retain_graph):
+    """Gradients of ``sum(loss)`` for the leaf Tensors ``leaves``, leaving every ``.grad`` as it was."""
+    if not loss.requires_grad:
+        return [_zeros_like(leaf) for leaf in leaves]
+    graph_leaves = _graph_leaves(loss) + list(leaves)
+    saved = {id(leaf): (leaf, leaf.grad) for leaf in graph_leaves}
+    try:
+        for leaf, _ in saved.values():
+            leaf.grad = None
+        loss.backward(loss.xp.ones_like(loss.data), retain_graph=retain_graph)
+        return [Tensor._wrap(leaf.grad.data) if leaf.grad is not None else _zeros_like(leaf)
+                for leaf in leaves]
+    finally:
+        for leaf, grad in saved.values():
+            leaf.grad = grad
+
+
+def _graph_leaves(tensor):
+    """The leaves requiring gradients in the graph behind ``tensor``."""
+    if tensor.creator is None:
+        return [tensor]
+    leaves, seen, pending = [], set(), [tensor.creator]
+    while pending:
+        creator = pending.pop()
+        if id(creator) in seen or creator.inputs is None:
+            continue
+        seen.add(id(creator))
+        for tensor in creator.inputs:
+            if tensor.creator is not None:
+                pending.append(tensor.creator)
+            elif tensor.requires_grad:
+                leaves.append(tensor)
+    return leaves
+
+
+def _zeros_like(tensor):
+    return Tensor._wrap(tensor.xp.zeros(tensor.shape, tensor.dtype))
+
+
+def _fed_value(tensor, value):
+    value = value if isinstance(value, Tensor) else Tensor(np.asarray(value), dtype=tensor.dtype)
+    if len(value.shape) != len(tensor.shape) or any(
+            size is not None and size != given for size, given in zip(tensor.shape, value.shape)):
+        raise ValueError(f'function: a value of shape {value.shape} was fed to {tensor!r}')
+    return value
+
+
+@contextlib.contextmanager
+def _grad_enabled():
+    previous = config.grad_enabled
+    config.grad_enabled = True
+    try:
+        yield
+    finally:
+        config.grad_enabled = previous
+
+
+@recordable
+def stop_gradient(variables):
+    """The tensor(s), outside the graph: no gradient flows back through them."""
+    if isinstance(variables, (list, tuple)):
+        return [v.detach() for v in variables]
+    return variables.detach()
+
+
+@recordable
+def print_tensor(x, message=''):
+    """Print ``message`` and the value of ``x`` whenever it is computed; returns ``x``."""
+    if not is_probing():
+        print(message, to_numpy(x.data))
+    return x
+
+
+@contextlib.contextmanager
+def name_scope(name):
+    """A context for naming operations, as TensorFlow's; minidl's need no scope."""
+    yield
+
+
+def clear_session():
+    """Start afresh: layer names count from the start again and the learning phase is unset."""
+    clear_names()
+    reset_learning_phase()

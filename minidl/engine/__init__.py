@@ -1,0 +1,12 @@
+"""Keras 2's ``keras.engine`` module paths, for scripts that import from them.
+
+``from minidl.engine import Layer, Input, InputSpec, Model`` and the older
+``from minidl.engine.topology import Layer`` resolve to the same classes as
+``minidl.layers`` and ``minidl.models``; nothing is defined here.
+"""
+
+from minidl.layers import Input, InputLayer, InputSpec, Layer
+from minidl.layers.symbolic import get_source_inputs
+from minidl.models import Model, Network
+
+__all__ = ['Input', 'InputLayer', 'InputSpec', 'Layer', 'Model', 'Network', 'get_source_inputs']

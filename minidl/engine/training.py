@@ -1,0 +1,5 @@
+"""``keras.engine.training``: the trainable ``Model``."""
+
+from minidl.engine import Model
+
+__all__ = ['Model']

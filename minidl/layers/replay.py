@@ -1,0 +1,76 @@
+"""Values of symbolic tensors, computed from values fed to tensors they depend on.
+
+The nodes between the fed tensors and the wanted ones are replayed in
+creation order (a node is always made after the nodes it reads), each layer
+called on the values of its inputs (:func:`run_nodes`, which is also how a
+model replays its graph). Fed tensors may be inputs or any tensor inside the
+graph. :func:`evaluate` serves graphs that are not models: the backend's
+``function`` and ``gradients``, and the shape inference of operation nodes.
+"""
+
+from minidl.layers.input_layer import InputLayer
+from minidl.layers.nest import flatten, map_structure
+from minidl.layers.symbolic import SymbolicTensor
+
+
+def evaluate(outputs, feeds, training=False, on_value=None):
+    """The values of ``outputs`` (a list; other items than symbolic tensors pass through).
+
+    Args:
+        outputs: The tensors wanted.
+        feeds: ``{id(symbolic tensor): value}`` for the tensors given.
+        training: Passed to the layers that take it.
+        on_value: Optional ``on_value(symbol, value) -> value`` through which
+            each computed value passes (to replace it, e.g. by a leaf that
+            collects gradients).
+
+    Raises:
+        ValueError: If an output needs an input that is not fed.
+    """
+    values = dict(feeds)
+    run_nodes(_nodes_to_run(outputs, values), values, training, on_value)
+    return [value_of(tensor, values) for tensor in outputs]
+
+
+def run_nodes(nodes, values, training=None, on_value=None):
+    """Call each node's layer on the values of its inputs, adding its outputs' values.
+
+    Args:
+        nodes: The nodes, each after the nodes it reads; input layers' nodes
+            are skipped.
+        values: ``{id(symbolic tensor): value}``, read and extended in place;
+            a value already there (a fed tensor) is kept.
+        training: Passed to the layers that take it, unless the node's own
+            call arguments set it.
+        on_value: Optional ``on_value(symbol, value) -> value`` through which
+            each computed value passes.
+    """
+    for node in nodes:
+        if isinstance(node.layer, InputLayer):
+            continue
+        kwargs = map_structure(lambda leaf: value_of(leaf, values), node.kwargs)
+        kwargs.setdefault('training', training)  # layers that do not take it drop it
+        results = node.layer(map_structure(lambda leaf: value_of(leaf, values), node.inputs),
+                             **kwargs)
+        for symbol, value in zip(flatten(node.outputs), flatten(results)):
+            if id(symbol) not in values:
+                values[id(symbol)] = value if on_value is None else on_value(symbol, value)
+
+
+def value_of(leaf, values):
+    """The value of ``leaf`` if it is a symbolic tensor, else ``leaf`` itself."""
+    return values[id(leaf)] if isinstance(leaf, SymbolicTensor) else leaf
+
+
+def _nodes_to_run(outputs, fed):
+    nodes, pending = {}, [t for t in outputs if isinstance(t, SymbolicTensor)]
+    while pending:
+        tensor = pending.pop()
+        if id(tensor) in fed or id(tensor.node) in nodes:
+            continue
+        if isinstance(tensor.node.layer, InputLayer):
+            raise ValueError(f'a value is needed for input {tensor.node.layer.name!r}, which is '
+                             f'not among the tensors fed')
+        nodes[id(tensor.node)] = tensor.node
+        pending.extend(tensor.node.parents)
+    return sorted(nodes.values(), key=lambda node: node.id)

@@ -1,0 +1,66 @@
+"""Sample and class weights: their shapes checked, class weights turned into sample weights.
+
+A sample weight has shape ``(samples,)`` (``(samples, 1)`` is accepted),
+or, when ``compile(sample_weight_mode='temporal')``, ``(samples,
+timesteps)``: one weight per time step of a sequence output. A
+``class_weight`` dict gives each sample the weight of its class (the
+argmax of a one-hot target), multiplied into its sample weight; with a
+Sequence or a generator it is applied to every batch as it comes.
+"""
+
+import numpy as np
+
+from minidl.compute import to_numpy
+from minidl.models.feed import Batch
+from minidl.tensor import Tensor
+
+
+def checked_sample_weight(sample_weight, temporal):
+    """The weights as a float32 array of shape (samples,), or (samples, timesteps)
+    when ``temporal``; a ValueError for any other shape."""
+    weight = np.asarray(to_numpy(sample_weight), dtype='float32')
+    if temporal:
+        if weight.ndim != 2:
+            raise ValueError(f'with sample_weight_mode="temporal", sample_weight must have shape '
+                             f'(samples, timesteps); got shape {weight.shape}')
+        return weight
+    if weight.ndim == 2 and weight.shape[1] == 1:
+        weight = weight[:, 0]
+    if weight.ndim != 1:
+        raise ValueError(f'sample_weight must have shape (samples,), got {weight.shape}; for one '
+                         f'weight per time step, compile with sample_weight_mode="temporal"')
+    return weight
+
+
+def apply_class_weight(class_weight, y, weight):
+    """Each sample's class weight (times its ``weight``, if any)."""
+    labels = to_numpy(y.data) if isinstance(y, Tensor) else np.asarray(y)
+    if labels.ndim > 1 and labels.shape[-1] > 1:
+        labels = labels.argmax(axis=-1)
+    labels = labels.reshape(len(labels), -1)[:, 0].astype(np.int64)
+    missing = sorted(set(np.unique(labels).tolist()) - set(int(k) for k in class_weight))
+    if missing:
+        raise ValueError(f'class_weight has no weight for class(es) {missing}')
+    table = np.zeros(max(int(k) for k in class_weight) + 1, dtype='float32')
+    for key, value in class_weight.items():
+        table[int(key)] = value
+    per_sample = table[labels]
+    return per_sample if weight is None else per_sample * weight
+
+
+class ClassWeightedFeed:
+    """The batches of a Sequence's or a generator's feed, with ``class_weight`` applied."""
+
+    def __init__(self, feed, class_weight):
+        self.feed, self.class_weight = feed, class_weight
+        self.check_batches, self.batch_size, self.steps = \
+            feed.check_batches, feed.batch_size, feed.steps
+
+    def epoch(self):
+        for batch in self.feed.epoch():
+            if batch.y is None or len(batch.y) != 1:
+                raise ValueError('class_weight needs batches with exactly one target array')
+            weight = None if batch.sample_weight is None else \
+                checked_sample_weight(batch.sample_weight, temporal=False)
+            yield Batch(batch.x, batch.y, apply_class_weight(self.class_weight, batch.y[0], weight),
+                        batch.indices)

@@ -1,0 +1,113 @@
+"""Every layer passes Keras 2's ``layer_test`` harness, and the harness catches broken layers."""
+
+import numpy as np
+import pytest
+
+from minidl import layers
+from minidl.layers import Layer
+from minidl.utils.test_utils import layer_test
+
+# (class, kwargs, input shape or input data, expected output dtype): one row per
+# single-input layer class that minidl registers.
+CASES = [
+    (layers.Activation, {'activation': 'relu'}, (2, 3), None),
+    (layers.AlphaDropout, {'rate': 0.3, 'seed': 1}, (2, 3), None),
+    (layers.AveragePooling1D, {'pool_size': 2}, (2, 6, 3), None),
+    (layers.AveragePooling2D, {'pool_size': 2, 'padding': 'same'}, (2, 5, 5, 3), None),
+    (layers.BatchNormalization, {'momentum': 0.9}, (3, 4), None),
+    (layers.Bidirectional, {'layer': layers.LSTM(3, return_sequences=True)}, (2, 4, 5), None),
+    (layers.Conv1D, {'filters': 4, 'kernel_size': 3, 'padding': 'causal'}, (2, 7, 3), None),
+    (layers.Conv2D, {'filters': 4, 'kernel_size': 3, 'strides': 2}, (2, 7, 7, 3), None),
+    (layers.Cropping1D, {'cropping': (1, 2)}, (2, 6, 3), None),
+    (layers.Cropping2D, {'cropping': ((1, 0), (0, 2))}, (2, 5, 6, 3), None),
+    (layers.Dense, {'units': 3}, (2, 4), None),
+    (layers.Dense, {'units': 3}, (2, 5, 4), None),
+    (layers.Dropout, {'rate': 0.5}, (2, 3), None),
+    (layers.Embedding, {'input_dim': 10, 'output_dim': 4},
+     np.array([[1, 2, 9], [0, 3, 3]], 'int32'), 'float32'),
+    (layers.Flatten, {}, (2, 3, 4), None),
+    (layers.GRU, {'units': 3, 'return_sequences': True}, (2, 4, 5), None),
+    (layers.GaussianDropout, {'rate': 0.2}, (2, 3), None),
+    (layers.GaussianNoise, {'stddev': 0.5}, (2, 3), None),
+    (layers.GlobalAveragePooling1D, {}, (2, 4, 3), None),
+    (layers.GlobalAveragePooling2D, {}, (2, 4, 4, 3), None),
+    (layers.GlobalMaxPooling1D, {}, (2, 4, 3), None),
+    (layers.GlobalMaxPooling2D, {}, (2, 4, 4, 3), None),
+    (layers.LSTM, {'units': 3}, (2, 4, 5), None),
+    (layers.LayerNormalization, {}, (2, 5), None),
+    (layers.MaxPooling1D, {'pool_size': 2, 'strides': 1}, (2, 6, 3), None),
+    (layers.MaxPooling2D, {'pool_size': (2, 3)}, (2, 6, 6, 3), None),
+    (layers.Permute, {'dims': (2, 1)}, (2, 3, 4), None),
+    (layers.RepeatVector, {'n': 3}, (2, 4), None),
+    (layers.Reshape, {'target_shape': (2, -1)}, (2, 3, 4), None),
+    (layers.SimpleRNN, {'units': 3, 'go_backwards': True}, (2, 4, 5), None),
+    (layers.TimeDistributed, {'layer': layers.Dense(2)}, (2, 4, 5), None),
+    (layers.UpSampling1D, {'size': 2}, (2, 3, 4), None),
+    (layers.UpSampling2D, {'size': (2, 3)}, (2, 3, 3, 2), None),
+    (layers.ZeroPadding1D, {'padding': 2}, (2, 3, 4), None),
+    (layers.ZeroPadding2D, {'padding': ((1, 0), (2, 1))}, (2, 3, 3, 2), None),
+]
+
+# Registered classes that the single-input harness does not apply to, and why.
+NOT_SINGLE_INPUT = {
+    'Add': 'merges a list of inputs (tests/minidl/layers/test_merge.py)',
+    'Average': 'merges a list of inputs', 'Concatenate': 'merges a list of inputs',
+    'Dot': 'merges a list of inputs', 'Maximum': 'merges a list of inputs',
+    'Minimum': 'merges a list of inputs', 'Multiply': 'merges a list of inputs',
+    'Subtract': 'merges a list of inputs',
+    'InputLayer': 'makes the input, takes none',
+    'Lambda': 'holds code, which configs cannot carry (tests/minidl/layers/test_core.py)',
+    'Operation': 'records a backend function on symbolic tensors (tests/minidl/backend)',
+    'Model': 'a model, not a layer type', 'Network': 'a model, not a layer type',
+    'Sequential': 'a model, not a layer type', 'Wrapper': 'abstract base of the wrappers',
+}
+
+
+@pytest.mark.parametrize('layer_cls, kwargs, shape_or_data, output_dtype', CASES,
+                         ids=lambda value: getattr(value, '__name__', None))
+def test_every_layer_passes_layer_test(layer_cls, kwargs, shape_or_data, output_dtype):
+    if isinstance(shape_or_data, np.ndarray):
+        output = layer_test(layer_cls, kwargs, input_data=shape_or_data,
+                            expected_output_dtype=output_dtype)
+    else:
+        output = layer_test(layer_cls, kwargs, input_shape=shape_or_data)
+    assert np.all(np.isfinite(output))
+
+
+def test_every_registered_layer_is_covered():
+    covered = {case[0].__name__ for case in CASES} | set(NOT_SINGLE_INPUT)
+    assert set(Layer.registry) - covered == set()
+
+
+def test_expected_output_is_compared():
+    x = np.arange(6, dtype='float32').reshape(2, 3)
+    np.testing.assert_array_equal(
+        layer_test(layers.Activation, {'activation': 'relu'}, input_data=x - 2), np.maximum(x - 2, 0))
+    with pytest.raises(AssertionError, match='expected_output'):
+        layer_test(layers.Activation, {'activation': 'relu'}, input_data=x, expected_output=-x)
+
+
+class _ForgetsItsConfig(Layer):
+    def __init__(self, scale=2.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = scale
+
+    def call(self, inputs):
+        return inputs * self.scale
+
+
+class _WrongShape(Layer):
+    def call(self, inputs):
+        return inputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape[:-1] + (input_shape[-1] + 1,)
+
+
+@pytest.mark.parametrize('layer_cls, kwargs, message', [
+    (_ForgetsItsConfig, {'scale': 3.0}, 'predicts differently'),
+    (_WrongShape, {}, 'does not fit the announced'),
+])
+def test_broken_layers_fail_the_harness(layer_cls, kwargs, message):
+    with pytest.raises(AssertionError, match=message):
+        layer_test(layer_cls, kwargs, input_shape=(2, 3))
