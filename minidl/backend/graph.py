@@ -20,7 +20,7 @@ from minidl import config
 from minidl.backend.phase import LearningPhase, learning_phase, reset_learning_phase
 from minidl.layers.replay import evaluate
 from minidl.compute import clear_session as clear_names, to_numpy
-from minidl.layers.base import not_recording_losses
+from minidl.layers.runs import not_recording_losses
 from minidl.layers.operation import has_symbolic, is_probing, record, recordable
 from minidl.layers.symbolic import SymbolicTensor, get_source_inputs
 from minidl.tensor import Tensor, no_grad

@@ -61,15 +61,9 @@ def load_data(path='imdb.npz', num_words=None, skip_top=0, maxlen=None, seed=113
     for part in ('train', 'test'):
         reviews, labels = arrays[f'x_{part}'], arrays[f'y_{part}']
         word_sequences.check_pairs('imdb', f'x_{part} and y_{part}', reviews, labels)
-        order = generator.permutation(len(reviews))
-        reviews = word_sequences.mark_and_shift(reviews[order], start_char, index_from)
-        labels = labels[order]
-        if maxlen is not None:
-            reviews, labels = word_sequences.drop_long(reviews, labels, maxlen)
-            if not reviews:
-                raise ValueError(f'imdb: no {part} review is shorter than maxlen={maxlen}; '
-                                 f'increase maxlen')
-        reviews = word_sequences.limit_vocabulary(reviews, num_words, skip_top, oov_char)
+        reviews, labels = word_sequences.encode(f'imdb ({part})', reviews, labels, generator,
+                                                start_char, index_from, maxlen, num_words,
+                                                skip_top, oov_char)
         splits.append((word_sequences.as_object_array(reviews), labels))
     return tuple(splits)
 

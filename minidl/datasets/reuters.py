@@ -62,15 +62,9 @@ def load_data(path='reuters.npz', num_words=None, skip_top=0, maxlen=None, test_
         raise FileNotFoundError(f'reuters: {path} does not exist; {_WHERE}')
     arrays = read_npz(location, ('x', 'y'), 'reuters')
     word_sequences.check_pairs('reuters', 'x and y', arrays['x'], arrays['y'])
-    order = Generator(seed).permutation(len(arrays['x']))
-    texts = word_sequences.mark_and_shift(arrays['x'][order], start_char, index_from)
-    topics = arrays['y'][order]
-    if maxlen is not None:
-        texts, topics = word_sequences.drop_long(texts, topics, maxlen)
-        if not texts:
-            raise ValueError(f'reuters: no newswire is shorter than maxlen={maxlen}; '
-                             f'increase maxlen')
-    texts = word_sequences.limit_vocabulary(texts, num_words, skip_top, oov_char)
+    texts, topics = word_sequences.encode('reuters', arrays['x'], arrays['y'], Generator(seed),
+                                          start_char, index_from, maxlen, num_words, skip_top,
+                                          oov_char)
     split = int(len(texts) * (1 - test_split))
     return ((word_sequences.as_object_array(texts[:split]), topics[:split]),
             (word_sequences.as_object_array(texts[split:]), topics[split:]))

@@ -40,6 +40,26 @@ def _check_integer(dataset, name, value, smallest, optional):
                          f'{" or None" if optional else ""}, got {value!r}')
 
 
+def encode(dataset, texts, labels, generator, start_char, index_from, maxlen, num_words,
+           skip_top, oov_char):
+    """Shuffle the texts with ``generator`` and apply steps 1 to 3 to them.
+
+    Returns:
+        ``(texts, labels)``: the texts as lists of ints, the labels in step.
+
+    Raises:
+        ValueError: If ``maxlen`` keeps no text.
+    """
+    order = generator.permutation(len(texts))
+    texts, labels = mark_and_shift(texts[order], start_char, index_from), labels[order]
+    if maxlen is not None:
+        texts, labels = drop_long(texts, labels, maxlen)
+        if not texts:
+            raise ValueError(f'{dataset}: no text is shorter than maxlen={maxlen}; '
+                             f'increase maxlen')
+    return limit_vocabulary(texts, num_words, skip_top, oov_char), labels
+
+
 def mark_and_shift(texts, start_char, index_from):
     """Step 1: each text as a list of ints, raised by ``index_from``, after ``start_char``."""
     start = [] if start_char is None else [start_char]

@@ -17,7 +17,6 @@ Dropout's mask stream) become its generators. One walk,
 saving it with the model and for synchronising it across ranks.
 """
 
-import contextlib
 import functools
 import inspect
 
@@ -27,6 +26,7 @@ from minidl import config, constraints, initializers, regularizers
 from minidl.compute import Generator, snake_case, to_numpy, unique_name
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.nest import flatten, map_structure
+from minidl.layers.runs import not_recording_losses, runs
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
@@ -148,13 +148,13 @@ class Layer:
             check_input_specs(self, shapes)  # against the spec that build sets
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
-        if _runs.depth == 0:
-            _runs.current += 1  # an outermost call: the losses of earlier runs expire
-        _runs.depth += 1
+        if runs.depth == 0:
+            runs.current += 1  # an outermost call: the losses of earlier runs expire
+        runs.depth += 1
         try:
             outputs = self.call(inputs, *args, **kwargs)
         finally:
-            _runs.depth -= 1
+            runs.depth -= 1
         if self.activity_regularizer is not None:
             self.add_loss([self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)])
         return outputs
@@ -255,7 +255,7 @@ class Layer:
         """Weight penalties and the terms :meth:`add_loss` added in the latest run,
         of this layer and its sublayers, as scalar Tensors."""
         penalties = [regularizer(weight) for weight, regularizer in self._regularized]
-        if self._run_losses_id == _runs.current:
+        if self._run_losses_id == runs.current:
             penalties += self._run_losses
         return penalties + [loss for layer in self._tracked_layers() for loss in layer.losses]
 
@@ -288,9 +288,9 @@ class Layer:
             if loss.size != 1:
                 raise ValueError(f'layer {self.name!r}: add_loss takes scalar losses, got one of '
                                  f'shape {loss.shape}; reduce it first (e.g. with its mean)')
-            if _runs.recording:
-                if self._run_losses_id != _runs.current:
-                    self._run_losses, self._run_losses_id = [], _runs.current
+            if runs.recording:
+                if self._run_losses_id != runs.current:
+                    self._run_losses, self._run_losses_id = [], runs.current
                 self._run_losses.append(loss.sum() if loss.ndim else loss)
 
     def _add_symbolic_loss(self, loss):
@@ -390,30 +390,6 @@ class Layer:
 
     def __repr__(self):
         return f'<{type(self).__name__} name={self.name!r}>'
-
-
-class _Runs:
-    """The outermost layer calls: ``current`` counts them, ``depth`` is the nesting
-    of calls in progress, ``recording`` is False where add_loss terms are dropped."""
-
-    current, depth, recording = 0, 0, True
-
-
-_runs = _Runs()
-
-
-@contextlib.contextmanager
-def not_recording_losses():
-    """Within this context layer calls add no loss terms and start no new run
-    (shape inference on zeros; a model recomputing a loss graph's inner nodes)."""
-    recording = _runs.recording
-    _runs.recording = False
-    _runs.depth += 1
-    try:
-        yield
-    finally:
-        _runs.depth -= 1
-        _runs.recording = recording
 
 
 @functools.cache

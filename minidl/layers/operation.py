@@ -22,7 +22,8 @@ import functools
 import numpy as np
 
 from minidl.compute import unique_name
-from minidl.layers.base import Layer, not_recording_losses
+from minidl.layers.base import Layer
+from minidl.layers.runs import not_recording_losses
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.nest import flatten, map_structure
 from minidl.layers.replay import evaluate

@@ -14,7 +14,8 @@ pass, on the same batch, and join :attr:`losses` for that pass.
 
 import heapq
 
-from minidl.layers.base import Layer, not_recording_losses
+from minidl.layers.base import Layer
+from minidl.layers.runs import not_recording_losses
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.input_spec import InputSpec
 from minidl.layers.nest import flatten, map_structure, unpack_single

@@ -78,7 +78,7 @@ def test_maxlen_keeps_reviews_shorter_than_maxlen_in_each_split(tmp_path):
     train, test = load(tmp_path, maxlen=5)
     assert train == {0: [1, 4, 5, 6], 2: [1, 9]}
     assert test == {10: [1, 5, 8]}
-    with pytest.raises(ValueError, match='no train review is shorter than maxlen=2'):
+    with pytest.raises(ValueError, match=r'imdb \(train\): no text is shorter than maxlen=2'):
         load(tmp_path, maxlen=2)
 
 

@@ -52,7 +52,7 @@ def test_maxlen_filters_before_the_split(tmp_path):
     train, test = load(tmp_path, maxlen=5, test_split=0.34)
     assert len(train) == 1 and len(test) == 2  # int(3 * 0.66) = 1
     assert {**train, **test} == {0: [1, 4, 5], 1: [1, 6, 12, 12], 3: [1, 10]}
-    with pytest.raises(ValueError, match='reuters: no newswire is shorter than maxlen=2'):
+    with pytest.raises(ValueError, match='reuters: no text is shorter than maxlen=2'):
         load(tmp_path, maxlen=2)
 
 
