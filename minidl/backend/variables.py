@@ -14,6 +14,7 @@ from minidl.compute import to_numpy, unique_name
 from minidl.layers.input_layer import Input, InputLayer
 from minidl.layers.operation import recordable
 from minidl.layers.symbolic import SymbolicTensor
+from minidl.optimizers.optimizer import BoundNumber
 from minidl.tensor import Tensor
 
 
@@ -148,11 +149,16 @@ def batch_get_value(tensors):
 def set_value(x, value):
     """Overwrite the data of the Tensor ``x`` in place with ``value`` (same shape).
 
+    ``x`` may also be a number read from an optimizer (``model.optimizer.lr``),
+    which is then set, as Keras 2 scripts expect.
+
     Raises:
-        TypeError: If ``x`` is not a Tensor (e.g. an optimizer's learning
-            rate, which is a plain number to assign).
+        TypeError: If ``x`` is neither a Tensor nor such a number.
         ValueError: If the shapes differ.
     """
+    if isinstance(x, BoundNumber):
+        setattr(x.owner, x.attribute, float(_host_value(value)))
+        return
     if not isinstance(x, Tensor):
         raise TypeError(f'set_value needs a Tensor (a variable) to write into, got '
                         f'{type(x).__name__}; plain attributes are set by assignment')

@@ -124,8 +124,14 @@ class Optimizer:
 
     @property
     def learning_rate(self):
-        """The float rate or the LearningRateSchedule; settable (e.g. by callbacks)."""
-        return self._learning_rate
+        """The float rate or the LearningRateSchedule; settable (e.g. by callbacks).
+
+        A float rate is read as a :class:`BoundNumber`, so that Keras 2's
+        ``K.set_value(model.optimizer.lr, 0.01)`` can set it.
+        """
+        rate = self._learning_rate
+        return rate if isinstance(rate, schedules.LearningRateSchedule) else \
+            BoundNumber(rate, self, 'learning_rate')
 
     @learning_rate.setter
     def learning_rate(self, value):
@@ -339,3 +345,22 @@ def _name(param, index):
 
 def _names(params):
     return [_name(param, index) for index, param in enumerate(params)]
+
+
+class BoundNumber(float):
+    """A float read from an attribute that remembers the attribute.
+
+    Keras 2 keeps hyperparameters in backend variables and scripts write them
+    with ``K.set_value(model.optimizer.lr, value)``; minidl keeps plain
+    numbers, read through this float so that ``K.set_value`` can assign
+    ``setattr(owner, attribute, value)``. Everywhere else it is the float.
+
+    Attributes:
+        owner: The object the number was read from.
+        attribute: The attribute's name.
+    """
+
+    def __new__(cls, value, owner, attribute):
+        number = super().__new__(cls, value)
+        number.owner, number.attribute = owner, attribute
+        return number

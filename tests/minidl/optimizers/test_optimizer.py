@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl import optimizers
+from minidl import backend as K, optimizers
 from minidl.compute import get_array_module
 from minidl.optimizers import schedules
+from minidl.optimizers.optimizer import BoundNumber
 from tests.minidl.optimizers.reference import (
     adagrad_step, assert_trajectories_close, make_problem, make_tensors, run_minidl,
     run_reference, run_torch, sgd_step)
@@ -39,8 +40,21 @@ def test_lr_is_the_legacy_alias_of_learning_rate():
     optimizer.lr = 0.25
     assert optimizer.learning_rate == 0.25
     optimizer.learning_rate = np.float32(0.125)
-    assert optimizer.lr == 0.125 and type(optimizer.lr) is float
+    assert optimizer.lr == 0.125 and isinstance(optimizer.lr, float)
+    assert type(optimizer.get_config()['learning_rate']) in (float, BoundNumber)
     assert optimizers.Adam.from_config({'lr': 0.3}).learning_rate == 0.3
+
+
+def test_keras_set_value_sets_the_learning_rate():
+    # Keras 2's scripts and callbacks: K.set_value(model.optimizer.lr, new_rate).
+    optimizer = optimizers.Adam(lr=0.01)
+    K.set_value(optimizer.lr, np.float32(0.002))
+    assert optimizer.learning_rate == pytest.approx(0.002) and K.get_value(optimizer.lr) == \
+        pytest.approx(0.002)
+    param = minidl.Tensor(np.ones(2, 'float32'), requires_grad=True)
+    one_step(optimizer, param, np.ones(2, 'float32'))
+    # Adam's first step moves each weight by the learning rate.
+    np.testing.assert_allclose(param.numpy(), 1 - 0.002, rtol=1e-5)
 
 
 @pytest.mark.parametrize('learning_rate', [0.1, 0.01])  # 0.01 is SGD's default
