@@ -1,8 +1,12 @@
 """Global switches read by the rest of minidl.
 
-They are plain module attributes so that a user can flip them in one line::
+They are module attributes so that a user can flip them in one line::
 
     minidl.config.default_dtype = 'float64'
+
+All are shared by the whole process except ``grad_enabled``, which each
+thread has for itself, so that a ``predict`` in one thread never stops
+another thread's training from recording gradients.
 
 Attributes:
     default_dtype: Floating dtype of tensors made from Python numbers and of
@@ -15,16 +19,45 @@ Attributes:
     allow_tf32: Let float32 convolutions and RNNs on the GPU use TF32 tensor
         cores (faster, about 10 bits of mantissa in products). Off, so that
         float32 means float32 on every device.
-    grad_enabled: Whether operations record the graph for backward. Change it
-        with ``minidl.no_grad()`` rather than by hand.
+    grad_enabled: Whether operations in the current thread record the graph
+        for backward. Every thread starts with True. Change it with
+        ``minidl.no_grad()`` rather than by hand.
     image_data_format: The layout of images for layers given
         ``data_format=None``: 'channels_last' (NHWC) or 'channels_first'
         (NCHW); Keras's ``K.image_data_format()``.
 """
 
+import sys
+import threading
+import types
+
 default_dtype = 'float32'
 deterministic = True
 use_cudnn = 'auto'
 allow_tf32 = False
-grad_enabled = True
 image_data_format = 'channels_last'
+
+
+class _PerThread(threading.local):
+    """Switches each thread sets for itself; a new thread sees these class defaults."""
+
+    grad_enabled = True
+
+
+# The object the autograd engine reads on every operation (one attribute look-up).
+per_thread = _PerThread()
+
+
+class _ConfigModule(types.ModuleType):
+    """This module, with ``grad_enabled`` read and written in the current thread's state."""
+
+    @property
+    def grad_enabled(self):
+        return per_thread.grad_enabled
+
+    @grad_enabled.setter
+    def grad_enabled(self, value):
+        per_thread.grad_enabled = bool(value)
+
+
+sys.modules[__name__].__class__ = _ConfigModule

@@ -22,6 +22,8 @@ import numpy as np
 from minidl import config
 from minidl.compute import arrays, device as devices
 
+_per_thread = config.per_thread  # this thread's switches, read by every operation
+
 
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
@@ -229,7 +231,7 @@ class Function:
             self.xp, float_dtype = _common_module_and_float_dtype(inputs)
             inputs = tuple([_as_input(x, self.xp, float_dtype) for x in inputs])
             data = [x.data for x in inputs]
-        grad_enabled = config.grad_enabled
+        grad_enabled = _per_thread.grad_enabled
         self.needs_input_grad = tuple([grad_enabled and x.requires_grad for x in inputs])
         outputs = self.forward(*data)
         single = not isinstance(outputs, tuple)
@@ -356,11 +358,13 @@ def no_grad():
     """Context manager (and decorator) under which no graph is recorded.
 
     Use it for inference and for weight updates: operations inside it return
-    tensors that do not require gradients and keep no saved arrays.
+    tensors that do not require gradients and keep no saved arrays. It acts
+    on the current thread only: other threads go on recording (or not) as
+    they were.
     """
-    previous = config.grad_enabled
-    config.grad_enabled = False
+    previous = _per_thread.grad_enabled
+    _per_thread.grad_enabled = False
     try:
         yield
     finally:
-        config.grad_enabled = previous
+        _per_thread.grad_enabled = previous

@@ -12,6 +12,14 @@ per epoch; metrics, ``evaluate`` and ``predict`` cover the whole data; only
 rank 0 prints and writes files. Gradients are summed in a fixed order (the
 same bits on every rank and run); ``DistributedOptimizer(opt,
 micro_shards=S)`` makes the result independent of the number of ranks.
+
+No hangs: an uncaught exception or a non-zero ``sys.exit`` on any rank
+aborts the whole job, naming the rank and its step
+(:mod:`minidl_dist.failfast`); a rank that waits longer than
+``MINIDL_DIST_TIMEOUT`` seconds (default 300, or ``init(timeout=...)``) in
+one collective aborts it too, saying what it waited for
+(:mod:`minidl_dist.watchdog`); ``fit`` refuses, on every rank, ranks with
+different numbers of samples, batch sizes or models.
 """
 
 from minidl_dist.callbacks import BroadcastWeights

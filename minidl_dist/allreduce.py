@@ -28,6 +28,8 @@ fixed tree over all terms.
 
 import numpy as np
 
+from minidl_dist.watchdog import waiting
+
 #: Default size of the pieces a buffer is reduced in.
 BUCKET_BYTES = 4 << 20
 
@@ -64,12 +66,13 @@ class Reducer:
         if self.wire_dtype is not None and buffer.dtype == np.float32:
             wire = self.wire_dtype
         piece = max(1, self.bucket_bytes // buffer.itemsize)
-        for start in range(0, buffer.size, piece):
-            part = buffer[start:start + piece]
-            if self.power_of_two:
-                self._halving_doubling(part, wire)
-            else:
-                self._ring(part, wire)
+        with waiting(f'a sum over ranks of {buffer.size} values'):
+            for start in range(0, buffer.size, piece):
+                part = buffer[start:start + piece]
+                if self.power_of_two:
+                    self._halving_doubling(part, wire)
+                else:
+                    self._ring(part, wire)
         return buffer
 
     def _scratch_of(self, name, count, dtype):

@@ -12,6 +12,7 @@ from minidl import Tensor
 from minidl_dist import comm
 from minidl_dist.allreduce import Reducer
 from minidl_dist.model_sync import broadcast_arrays
+from minidl_dist.watchdog import waiting
 
 _reducer = []
 
@@ -66,7 +67,8 @@ def allgather(value):
     """The ranks' arrays concatenated along axis 0, in rank order (lengths may differ)."""
     array = np.atleast_1d(_as_array(value))
     world = comm.world()
-    counts = [shape[0] for shape in world.allgather(array.shape)]
+    with waiting('gathering array shapes'):
+        counts = [shape[0] for shape in world.allgather(array.shape)]
     result = gather_rows(world, array, counts)
     return _like(result, value) if isinstance(value, Tensor) else result
 
@@ -81,6 +83,7 @@ def gather_rows(communicator, array, counts):
     """
     per_row = int(np.prod(array.shape[1:], dtype=np.int64))
     result = np.empty((sum(counts),) + array.shape[1:], array.dtype)
-    communicator.Allgatherv(np.ascontiguousarray(array),
-                            [result, [count * per_row for count in counts]])
+    with waiting('gathering rows of all ranks'):
+        communicator.Allgatherv(np.ascontiguousarray(array),
+                                [result, [count * per_row for count in counts]])
     return result

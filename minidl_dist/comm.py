@@ -8,26 +8,40 @@ rank ``r`` uses GPU ``local_rank % n_gpus``. MPI here is not CUDA-aware
 memory (:func:`to_host`, :func:`from_host`).
 """
 
+import os
+import socket
+import sys
+
 from mpi4py import MPI
 
 from minidl import Device, set_default_device
 from minidl.compute import get_array_module, to_numpy
-from minidl_dist import failfast
+from minidl_dist import failfast, watchdog
 
 _job = {}
 
 
-def init(use_gpu=True):
+def init(use_gpu=True, timeout=None):
     """Join the job (once; later calls do nothing).
 
-    Installs the fail-fast exception hook when there is more than one rank,
-    and, on a host with GPUs, makes this rank's GPU minidl's default device.
+    With more than one rank, installs fail-fast handling
+    (:mod:`minidl_dist.failfast`: an uncaught exception or a non-zero
+    ``sys.exit`` on any rank aborts the job) and the collective timeout
+    (:mod:`minidl_dist.watchdog`). On a host with GPUs, makes this rank's
+    GPU minidl's default device.
 
     Args:
         use_gpu: Whether to pick a GPU when there is one.
+        timeout: Seconds a rank may wait for the others in one collective
+            before it aborts the job; None takes the environment variable
+            ``MINIDL_DIST_TIMEOUT``, else 300.
+
+    Raises:
+        ValueError: If the timeout is not a positive number of seconds.
     """
     if _job:
         return
+    seconds = watchdog.resolve_timeout(timeout)
     world = MPI.COMM_WORLD
     # Ranks sharing memory are on one host; their order within it is the local rank.
     host = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.Get_rank())
@@ -36,11 +50,28 @@ def init(use_gpu=True):
     host.Free()
     if _job['size'] > 1:
         failfast.install(world, _job['rank'], _job['size'])
+        watchdog.start(world, _job['rank'], _job['size'], seconds)
+        _print_rank_map(world)
     count = gpu_count() if use_gpu else 0
     if count:
         index = _job['local_rank'] % count
         Device('gpu').xp.cuda.Device(index).use()
         set_default_device(f'gpu:{index}')
+
+
+def _print_rank_map(world):
+    """Rank 0 prints each rank's process id and host, once, on stderr.
+
+    A rank killed by a signal (kill -9, the out-of-memory killer) cannot say
+    so itself; mpirun then reports the dead process by its pid, and this
+    line tells which rank that was.
+    """
+    processes = world.gather((os.getpid(), socket.gethostname()), root=0)
+    if processes is not None:
+        listing = ', '.join(f'rank {rank} = pid {pid} on {host}'
+                            for rank, (pid, host) in enumerate(processes))
+        sys.stderr.write(f'minidl_dist: {len(processes)} ranks: {listing}\n')
+        sys.stderr.flush()
 
 
 def _get(key):

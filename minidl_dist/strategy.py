@@ -32,6 +32,7 @@ from minidl_dist.failfast import doing
 from minidl_dist.packing import Packing
 from minidl_dist.randomness import PartStreams
 from minidl_dist.sync_batch_norm import SyncBatchNormalization, local_statistics
+from minidl_dist.watchdog import waiting
 
 
 class DataParallel(Strategy):
@@ -74,19 +75,32 @@ class DataParallel(Strategy):
         self._has_sync_batch_norm = any(isinstance(layer, SyncBatchNormalization)
                                         for layer in model.flatten_layers())
 
-    def begin_epochs(self, batch_size, steps):
-        """Check that the global batch divides evenly and that all ranks run the same steps."""
+    def begin_epochs(self, batch_size, steps, samples=None):
+        """Check that all ranks run the same epochs over as many samples, with the same model.
+
+        Ranks whose sample counts differ but give the same number of steps
+        would train silently on mismatched data, so the number of samples
+        (of array data) and a hash of the model's architecture
+        (:func:`~minidl_dist.model_sync.architecture_digest`) are compared
+        too; a difference raises the same error on every rank.
+        """
         if batch_size is not None and batch_size % self.size:
             raise ValueError(f'batch_size={batch_size} is the global batch size, split over '
                              f'{self.size} ranks; it must be divisible by {self.size} '
                              f'(e.g. batch_size={batch_size - batch_size % self.size or self.size})')
-        with doing('comparing the batch size and steps per epoch of all ranks'):
-            plans = self.comm.allgather((batch_size, steps))
-        if len(set(plans)) > 1:
-            listing = ', '.join(f'rank {rank}: batch_size={size}, steps={count}'
-                                for rank, (size, count) in enumerate(plans))
-            raise ValueError(f'the ranks would run different epochs ({listing}); give every '
-                             f'rank the same data and batch_size')
+        plan = {'samples': samples, 'batch_size': batch_size, 'steps': steps,
+                'architecture': model_sync.architecture_digest(self._model)}
+        with doing('comparing the data, batch size, steps and model of all ranks'):
+            with waiting('gathering the plans of all ranks'):
+                plans = self.comm.allgather(plan)
+            differing = [key for key in plan if len({repr(other[key]) for other in plans}) > 1]
+            if differing:
+                listing = '; '.join(f'rank {rank}: ' + ', '.join(f'{key}={other[key]}'
+                                                                 for key in differing)
+                                    for rank, other in enumerate(plans))
+                raise ValueError(f'the ranks would train on different data or models '
+                                 f'({listing}); give every rank the same data (the same '
+                                 f'number of samples), batch_size and model')
 
     # ----- one training step ---------------------------------------------------------
 
@@ -158,7 +172,8 @@ class DataParallel(Strategy):
         with doing('gathering predictions'):
             # Shapes (small metadata) go through the pickling call; the arrays do not.
             meta = None if arrays is None else [(a.shape, a.dtype.str) for a in arrays]
-            metas = self.comm.allgather(meta)
+            with waiting('gathering the shapes of predictions'):
+                metas = self.comm.allgather(meta)
             if arrays is None:  # no samples here: empty arrays shaped like another rank's
                 template = next(item for item in metas if item is not None)
                 arrays = [np.empty((0,) + shape[1:], dtype) for shape, dtype in template]

@@ -14,26 +14,35 @@ outside training, the layer is a BatchNormalization.
 """
 
 import contextlib
+import threading
 
 import numpy as np
 
 from minidl import functions as F, no_grad
-from minidl.layers import BatchNormalization
+from minidl.layers import BatchNormalization, Layer
 from minidl_dist import collectives
 from minidl_dist.functions import allreduce_sum
 
-_local = [False]
+
+class _Statistics(threading.local):
+    """Whether this thread's SyncBatchNormalization calls use local statistics."""
+
+    local = False
+
+
+_statistics = _Statistics()
 
 
 @contextlib.contextmanager
 def local_statistics(local=True):
-    """Within the block, SyncBatchNormalization uses the local batch's statistics if ``local``."""
-    previous = _local[0]
-    _local[0] = local
+    """Within the block, SyncBatchNormalization uses the local batch's statistics if ``local``
+    (in the current thread only)."""
+    previous = _statistics.local
+    _statistics.local = local
     try:
         yield
     finally:
-        _local[0] = previous
+        _statistics.local = previous
 
 
 class SyncBatchNormalization(BatchNormalization):
@@ -42,11 +51,22 @@ class SyncBatchNormalization(BatchNormalization):
     Every rank must call the layer, with at least one sample each, as fit
     does. The moving variance receives the unbiased variance of the global
     batch.
+
+    Models holding it save, and ``load_model`` finds it by name, as
+    importing minidl_dist registers it with minidl's layers (loading builds
+    only registered classes, never code from the file). A layer class of
+    your own must be named at loading instead:
+    ``load_model(path, custom_objects={'MyLayer': MyLayer})`` (or within
+    ``minidl.registry.custom_object_scope``); it needs ``get_config``
+    returning its constructor arguments.
     """
 
     def call(self, inputs, training=None):
+        # Inference needs no communication (nor minidl_dist.init: a loaded model predicts).
+        if not (training and self.trainable) or _statistics.local:
+            return super().call(inputs, training)
         reducer = collectives.world_reducer()
-        if not (training and self.trainable) or _local[0] or reducer.size == 1:
+        if reducer.size == 1:
             return super().call(inputs, training)
         axes = tuple(axis for axis in range(inputs.ndim) if axis != self._channel_axis)
         local_count = np.array([inputs.size // inputs.shape[self._channel_axis]], np.float64)
@@ -68,3 +88,7 @@ class SyncBatchNormalization(BatchNormalization):
             self.moving_variance.data[...] = (self.moving_variance.data * momentum
                                               + unbiased * (1 - momentum))
         return outputs
+
+
+# minidl registers only its own modules' classes; loading must find this one by name too.
+Layer.registry.register(SyncBatchNormalization)

@@ -219,12 +219,12 @@ def _fed_value(tensor, value):
 
 @contextlib.contextmanager
 def _grad_enabled():
-    previous = config.grad_enabled
-    config.grad_enabled = True
+    previous = config.per_thread.grad_enabled
+    config.per_thread.grad_enabled = True
     try:
         yield
     finally:
-        config.grad_enabled = previous
+        config.per_thread.grad_enabled = previous
 
 
 @recordable

@@ -5,6 +5,11 @@ in ``predict``): layers pass it on to :func:`in_train_phase`. Without it,
 :func:`learning_phase` decides: 0 unless :func:`set_learning_phase` set it.
 Its value doubles as an input of :func:`~minidl.backend.function` that
 feeds the phase: ``K.function([model.input, K.learning_phase()], [y])``.
+
+The phase set here is one setting for the whole process, as in Keras; no
+part of minidl changes it while computing (``fit``, ``predict`` and
+``function`` pass their phase along instead), so threads do not disturb
+each other through it.
 """
 
 from minidl.backend.control import switch

@@ -24,9 +24,10 @@ import numpy as np
 
 from minidl import config, constraints, initializers, regularizers
 from minidl.compute import Generator, snake_case, to_numpy, unique_name
+from minidl.layers import weight_budget
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.nest import flatten, map_structure
-from minidl.layers.runs import not_recording_losses, runs
+from minidl.layers.runs import add_run_loss, layer_call, not_recording_losses, run_losses
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
@@ -49,6 +50,9 @@ class Layer:
     """
 
     registry = Registry('layer', functions=False)  # minidl's own classes: what loading may build
+    # True for layers that read integer data (Embedding's indices): a model passes
+    # integer data on to them as it is, instead of casting it to its float input dtype.
+    integer_inputs = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -65,11 +69,10 @@ class Layer:
         self._generators = {}  # attribute name -> Generator, in assignment order
         self._own_weights = []  # (tensor, created trainable) in creation order
         self._regularized = []  # (tensor, regularizer)
-        self._run_losses, self._run_losses_id = [], -1  # add_loss terms of the latest run
         self._inbound_nodes = []
         self.name = name or unique_name(snake_case(type(self).__name__))
         self._trainable = bool(trainable)
-        self.dtype = np.dtype(dtype or config.default_dtype).name
+        self.dtype = _checked_dtype(self, dtype or config.default_dtype)
         self.built = False
         self.input_spec = None
         self._initial_weights = weights
@@ -148,13 +151,8 @@ class Layer:
             check_input_specs(self, shapes)  # against the spec that build sets
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
-        if runs.depth == 0:
-            runs.current += 1  # an outermost call: the losses of earlier runs expire
-        runs.depth += 1
-        try:
+        with layer_call():  # an outermost call: the losses of earlier runs expire
             outputs = self.call(inputs, *args, **kwargs)
-        finally:
-            runs.depth -= 1
         if self.activity_regularizer is not None:
             self.add_loss([self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)])
         return outputs
@@ -203,10 +201,18 @@ class Layer:
             constraint: Projection applied after each optimizer update.
         """
         dtype = np.dtype(dtype or self.dtype)
+        shape = tuple(int(n) for n in shape)
         initializer = initializers.get(initializer or 'glorot_uniform')
-        weight = initializer(tuple(int(n) for n in shape), dtype)
+        # Checked before anything is allocated (a model built from a file's config).
+        if not weight_budget.reserve(self, name, shape, dtype):
+            initializer = initializers.Zeros()
+        weight = initializer(shape, dtype)
         if not isinstance(weight, Tensor):
             weight = Tensor(weight, dtype=dtype)
+        # C order, whatever the initializer made (Orthogonal's transpose): the memory
+        # layout decides BLAS's summation order, so a freshly made weight and the same
+        # values loaded from a file must share it to give the same bits.
+        weight.data = weight.xp.ascontiguousarray(weight.data)
         weight.requires_grad_(trainable and self.trainable)
         weight.name = f'{self.name}/{name}:0'
         weight.constraint = constraints.get(constraint)
@@ -255,8 +261,7 @@ class Layer:
         """Weight penalties and the terms :meth:`add_loss` added in the latest run,
         of this layer and its sublayers, as scalar Tensors."""
         penalties = [regularizer(weight) for weight, regularizer in self._regularized]
-        if self._run_losses_id == runs.current:
-            penalties += self._run_losses
+        penalties += run_losses(self)
         return penalties + [loss for layer in self._tracked_layers() for loss in layer.losses]
 
     def add_loss(self, losses, inputs=None):
@@ -288,10 +293,7 @@ class Layer:
             if loss.size != 1:
                 raise ValueError(f'layer {self.name!r}: add_loss takes scalar losses, got one of '
                                  f'shape {loss.shape}; reduce it first (e.g. with its mean)')
-            if runs.recording:
-                if self._run_losses_id != runs.current:
-                    self._run_losses, self._run_losses_id = [], runs.current
-                self._run_losses.append(loss.sum() if loss.ndim else loss)
+            add_run_loss(self, loss.sum() if loss.ndim else loss)
 
     def _add_symbolic_loss(self, loss):
         raise TypeError(f'layer {self.name!r}: add_loss got the symbolic tensor {loss!r}; in '
@@ -342,6 +344,10 @@ class Layer:
                              f'set_weights got {len(weights)} arrays')
         for weight, value in zip(own, weights):
             value = np.asarray(to_numpy(value))
+            if value.dtype.kind not in 'biuf':
+                # Casting would drop an imaginary part or fail on text: refuse before any change.
+                raise ValueError(f'layer {self.name!r}: weight {weight.name} takes real numbers, '
+                                 f'the array given has dtype {value.dtype}')
             if value.shape != weight.shape:
                 raise ValueError(f'layer {self.name!r}: weight {weight.name} has shape '
                                  f'{weight.shape}, the array given has shape {value.shape}')
@@ -396,6 +402,20 @@ class Layer:
 def _parameters(function):
     """Parameter names of ``function``; ``inspect.signature`` is too slow for every call."""
     return frozenset(inspect.signature(function).parameters)
+
+
+def _checked_dtype(layer, dtype):
+    """``dtype``'s name; a ValueError if it is not a dtype, or is not floating for a
+    layer whose ``build`` makes weights (which must be floating to be trained)."""
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f'layer {layer.name!r}: dtype {dtype!r} is not a dtype') from None
+    if dtype.kind != 'f' and type(layer).build is not Layer.build:
+        raise ValueError(f'layer {layer.name!r}: dtype {dtype.name!r} is not floating, but '
+                         f'{type(layer).__name__} has weights, which must be floating '
+                         f"('float16', 'float32' or 'float64')")
+    return dtype.name
 
 
 def _as_tensor(value):

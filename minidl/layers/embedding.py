@@ -40,6 +40,8 @@ class Embedding(Layer):
             shape, so an Embedding can start a Sequential model.
     """
 
+    integer_inputs = True
+
     def __init__(self, input_dim, output_dim, embeddings_initializer='uniform',
                  embeddings_regularizer=None, activity_regularizer=None,
                  embeddings_constraint=None, mask_zero=False, input_length=None, **kwargs):

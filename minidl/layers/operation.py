@@ -18,6 +18,7 @@ standing in as ones (zeros if integer).
 
 import contextlib
 import functools
+import threading
 
 import numpy as np
 
@@ -139,17 +140,22 @@ def recordable(function):
     return run_or_record
 
 
-_probe_depth = 0
+class _Probing(threading.local):
+    """How many shape probes are in progress in this thread (others run for real)."""
+
+    depth = 0
+
+
+_probes = _Probing()
 
 
 @contextlib.contextmanager
 def _probing():
-    global _probe_depth
-    _probe_depth += 1
+    _probes.depth += 1
     try:
         yield
     finally:
-        _probe_depth -= 1
+        _probes.depth -= 1
 
 
 def is_probing():
@@ -157,7 +163,7 @@ def is_probing():
 
     Functions with side effects (printing) skip them then.
     """
-    return _probe_depth > 0
+    return _probes.depth > 0
 
 
 def _infer_outputs(layer, symbols):

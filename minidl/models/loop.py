@@ -12,6 +12,8 @@ import numpy as np
 from minidl.compute import to_numpy
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
+from minidl.models.weighting import check_weights
+from minidl.saving import interrupts
 from minidl.tensor import Tensor, no_grad
 
 
@@ -80,9 +82,19 @@ def check_finite(arrays, what):
 
 
 def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
-    """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {})."""
+    """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {}).
+
+    A Ctrl-C ends it with KeyboardInterrupt at the latest after the batch (or
+    epoch end) it came in, even where h5py's finalizers swallowed it.
+    """
+    with interrupts.kept() as raise_if_interrupted:
+        return _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate,
+                           raise_if_interrupted)
+
+
+def _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate, raise_if_interrupted):
     model.stop_training = False
-    model.strategy.begin_epochs(feed.batch_size, feed.steps)
+    model.strategy.begin_epochs(feed.batch_size, feed.steps, getattr(feed, 'count', None))
     callbacks.on_train_begin()
     logs = {}
     for epoch in range(initial_epoch, epochs):
@@ -94,14 +106,18 @@ def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
             if feed.check_batches:
                 check_finite(batch.x, 'x')
                 check_finite(batch.y, 'y')
+                if batch.sample_weight is not None:
+                    check_weights(np.asarray(to_numpy(batch.sample_weight)), 'sample_weight')
             callbacks.on_train_batch_begin(step)
             logs = train_batch(model, batch)
             callbacks.on_train_batch_end(step, logs)
+            raise_if_interrupted()
             if model.stop_training:
                 break
         epoch_logs = dict(logs)
         epoch_logs.update(validate(epoch))
         callbacks.on_epoch_end(epoch, epoch_logs)
+        raise_if_interrupted()
         logs = epoch_logs
         if model.stop_training:
             break

@@ -12,11 +12,14 @@ from minidl.models.generator_methods import GeneratorMethods
 from minidl.models.network import Network
 from minidl.models.objectives import Objectives
 from minidl.models.strategy import Strategy
-from minidl.models.weighting import ClassWeightedFeed, apply_class_weight, checked_sample_weight
+from minidl.models.weighting import (
+    ClassWeightedFeed, apply_class_weight, check_class_weight, checked_sample_weight)
 from minidl.registry import custom_object_scope
 from minidl.tensor import Tensor
 
 _SINGLE_PROCESS = Strategy()
+_TASKS = {'fit': 'train on', 'train_on_batch': 'train on', 'evaluate': 'evaluate',
+          'test_on_batch': 'evaluate', 'predict': 'predict', 'predict_on_batch': 'predict'}
 
 
 class Model(GeneratorMethods, Network):
@@ -118,10 +121,25 @@ class Model(GeneratorMethods, Network):
         (with ``steps_per_epoch``). Each epoch's order of samples is drawn
         from minidl's default generator, so ``minidl.set_seed`` makes a run
         repeatable and a full-model checkpoint resumes it exactly.
+
+        Arrays are checked whole before the first step, so that bad data
+        changes nothing: a ValueError for NaN or infinite values, no samples,
+        NaN, infinite or negative ``sample_weight`` or ``class_weight``, and
+        targets that do not fit the loss (class indices outside ``[0,
+        classes)``, one-hot targets of another shape). Batches of a Sequence or
+        a generator are checked as they come.
         """
         self._check_compiled('fit')
         verbose = 1 if verbose == 'auto' else verbose
-        feed = self._feed(x, y, sample_weight, class_weight, batch_size, steps_per_epoch, shuffle)
+        _check_count(epochs, 'epochs', minimum=0)
+        _check_count(initial_epoch, 'initial_epoch', minimum=0)
+        _check_count(validation_freq, 'validation_freq', minimum=1)
+        for name, steps in (('steps_per_epoch', steps_per_epoch),
+                            ('validation_steps', validation_steps)):
+            if steps is not None:
+                _check_count(steps, name, minimum=1)
+        feed = self._feed('fit', x, y, sample_weight, class_weight, batch_size, steps_per_epoch,
+                          shuffle)
         validation = None
         if validation_split and validation_data is None:
             if not isinstance(feed, ArrayFeed):
@@ -130,7 +148,8 @@ class Model(GeneratorMethods, Network):
             arrays, validation = split_validation(
                 [feed.x, feed.y, feed.sample_weight], validation_split)
             feed = ArrayFeed(*arrays, feed.batch_size, shuffle, self.shuffle_generator)
-            validation = ArrayFeed(*validation, validation_batch_size or feed.batch_size)
+            validation = ArrayFeed(*validation, _batch_size(validation_batch_size or
+                                                            feed.batch_size))
         elif validation_data is not None:
             validation = self._validation_feed(validation_data, validation_batch_size or
                                                feed.batch_size, validation_steps)
@@ -163,12 +182,12 @@ class Model(GeneratorMethods, Network):
                 raise ValueError(f'validation_data must hold 2 items (x_val, y_val) or 3 '
                                  f'(x_val, y_val, val_sample_weight); it has {len(data)}')
             x, y, weight = (tuple(data) + (None,))[:3]
-            return self._feed(x, y, weight, None, batch_size, steps, shuffle=False)
+            return self._feed('fit', x, y, weight, None, batch_size, steps, shuffle=False)
         if isinstance(data, (np.ndarray, dict, Tensor)):
             raise ValueError(f'validation_data must be a tuple (x_val, y_val) or (x_val, y_val, '
                              f'val_sample_weight), a Sequence or a generator; got a '
                              f'{type(data).__name__}')
-        return self._feed(data, None, None, None, batch_size, steps, shuffle=False)
+        return self._feed('fit', data, None, None, None, batch_size, steps, shuffle=False)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None, max_queue_size=10, workers=1,
@@ -181,7 +200,10 @@ class Model(GeneratorMethods, Network):
             ``return_dict``.
         """
         self._check_compiled('evaluate')
-        feed = self._feed(x, y, sample_weight, None, batch_size, steps, shuffle=False)
+        if steps is not None:
+            _check_count(steps, 'steps', minimum=1)
+        feed = self._feed('evaluate', x, y, sample_weight, None, batch_size, steps,
+                          shuffle=False)
         callbacks = callbacks_module.CallbackList(
             callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
             steps=feed.steps)
@@ -190,8 +212,14 @@ class Model(GeneratorMethods, Network):
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None,
                 max_queue_size=10, workers=1, use_multiprocessing=False):
-        """The model's outputs for every sample: an array, or a list for several outputs."""
-        feed = self._feed(x, None, None, None, batch_size, steps, shuffle=False)
+        """The model's outputs for every sample: an array, or a list for several outputs.
+
+        Raises:
+            ValueError: For data without samples (as for fit and evaluate).
+        """
+        if steps is not None:
+            _check_count(steps, 'steps', minimum=1)
+        feed = self._feed('predict', x, None, None, None, batch_size, steps, shuffle=False)
         callbacks = callbacks_module.CallbackList(
             callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
             steps=feed.steps)
@@ -202,7 +230,7 @@ class Model(GeneratorMethods, Network):
                        reset_metrics=True, return_dict=False):
         """One optimizer step on one batch; returns its loss (and metrics)."""
         self._check_compiled('train_on_batch')
-        batch = self._batch(x, y, sample_weight, class_weight)
+        batch = self._batch('train_on_batch', x, y, sample_weight, class_weight)
         if reset_metrics and self.objectives is not None:
             self.objectives.reset()
         self._begin_strategy(every_call=False)
@@ -212,7 +240,7 @@ class Model(GeneratorMethods, Network):
                       return_dict=False):
         """Loss (and metrics) on one batch, without training."""
         self._check_compiled('test_on_batch')
-        batch = self._batch(x, y, sample_weight, None)
+        batch = self._batch('test_on_batch', x, y, sample_weight, None)
         if reset_metrics and self.objectives is not None:
             self.objectives.reset()
         self._begin_strategy(every_call=False)
@@ -220,7 +248,7 @@ class Model(GeneratorMethods, Network):
 
     def predict_on_batch(self, x):
         """The model's outputs for one batch (numpy arrays)."""
-        batch = self._batch(x, None, None, None)
+        batch = self._batch('predict_on_batch', x, None, None, None)
         self._begin_strategy(every_call=False)
         return unpack_single(loop.predict_batch(self, batch))
 
@@ -240,33 +268,51 @@ class Model(GeneratorMethods, Network):
 
     # ----- data --------------------------------------------------------------
 
-    def _feed(self, x, y, sample_weight, class_weight, batch_size, steps, shuffle):
+    def _feed(self, method, x, y, sample_weight, class_weight, batch_size, steps, shuffle):
+        """The batches of ``method``'s data; in-memory data is checked whole first,
+        so that bad data is refused before anything is computed or changed."""
         if x is None:
             raise ValueError('no input data given (x is None)')
         if isinstance(x, (np.ndarray, Tensor, list, tuple, dict)):
-            xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
-            loop.check_finite(xs, 'x')
-            loop.check_finite(ys, 'y')
-            return ArrayFeed(xs, ys, weight, _batch_size(batch_size), shuffle,
-                             self.shuffle_generator)
+            batch_size = _batch_size(batch_size)
+            xs, ys, weight = self._arrays(method, x, y, sample_weight, class_weight)
+            return ArrayFeed(xs, ys, weight, batch_size, shuffle, self.shuffle_generator)
+        if _is_scalar(x):
+            raise ValueError(f'{method}: x must be an array whose first axis runs over the '
+                             f'samples (or a list or dict of them, a Sequence or a generator); '
+                             f'got the scalar {x!r}')
         if y is not None or sample_weight is not None:
             raise ValueError('with a generator or Sequence as x, y and sample_weight come '
                              'from its batches; do not pass them separately')
         feed = make_feed(x, None, None, None, steps, shuffle, self.shuffle_generator)
-        return feed if class_weight is None else ClassWeightedFeed(feed, class_weight)
+        if class_weight is None:
+            return feed
+        check_class_weight(class_weight)
+        return ClassWeightedFeed(feed, class_weight)
 
-    def _batch(self, x, y, sample_weight, class_weight):
-        xs, ys, weight = self._arrays(x, y, sample_weight, class_weight)
+    def _batch(self, method, x, y, sample_weight, class_weight):
+        if _is_scalar(x):
+            raise ValueError(f'{method}: x must be an array whose first axis runs over the '
+                             f'samples (or a list or dict of them); got the scalar {x!r}')
+        xs, ys, weight = self._arrays(method, x, y, sample_weight, class_weight)
         return Batch(xs, ys, weight, slice(0, len(xs[0])))
 
-    def _arrays(self, x, y, sample_weight, class_weight):
+    def _arrays(self, method, x, y, sample_weight, class_weight):
         """Inputs, targets and weights as lists of arrays of one length, checked.
 
         Targets are those of the outputs given a loss (all of them by default).
+        Everything is checked here, before the first step: no NaN or infinity,
+        at least one sample, weights finite and not negative, and targets that
+        fit the losses (class indices in range, one-hot shapes).
         """
         xs = self._by_name(x, self.input_names if self.outputs else None, 'x')
         target_names = None if self.objectives is None else self.objectives.target_names
         ys = None if y is None else self._by_name(y, target_names, 'y')
+        for what, arrays in (('x', xs), ('y', ys or [])):
+            for index, array in enumerate(arrays):
+                if array.ndim == 0:
+                    raise ValueError(f'{method}: {what}[{index}] is a scalar; it needs a first '
+                                     f'axis that runs over the samples')
         lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
         lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
         temporal = self._temporal_weights()
@@ -283,7 +329,28 @@ class Model(GeneratorMethods, Network):
                 raise ValueError('class_weight does not combine with sample_weight_mode='
                                  '"temporal"; give the weight of each time step in sample_weight')
             weight = apply_class_weight(class_weight, ys[0], weight)
+        if not len(xs[0]):
+            raise ValueError(f'{method}: the data has no samples (x[0] has shape '
+                             f'{tuple(xs[0].shape)}); there is nothing to {_TASKS[method]}')
+        loop.check_finite(xs, 'x')
+        loop.check_finite(ys, 'y')
+        if ys is not None and self._compile_args is not None:
+            self._check_targets(xs, ys)
         return xs, ys, weight
+
+    def _check_targets(self, xs, ys):
+        """Check ``ys`` against the losses and the outputs' shapes (a model built
+        from its first data is built now, from ``xs``'s shapes)."""
+        if not self.built:
+            self._build_for(xs)
+        if self.objectives is None and self.outputs:
+            self._make_objectives([t.shape for t in self.outputs])
+        if self.objectives is not None:
+            self.objectives.check_targets(ys)
+
+    def _build_for(self, xs):
+        """Build the graph from the data's shapes when the model is built that way
+        (Sequential); a subclassed model is built by its first call."""
 
     def _temporal_weights(self):
         """Whether compile asked for one sample weight per time step."""
@@ -366,9 +433,22 @@ class Model(GeneratorMethods, Network):
 def _batch_size(batch_size):
     if batch_size is None:
         return 32
-    if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise ValueError(f'batch_size must be a positive integer, got {batch_size!r}')
+    _check_count(batch_size, 'batch_size', minimum=1)
     return int(batch_size)
+
+
+def _check_count(value, name, minimum):
+    """Raise a ValueError unless ``value`` is an integer >= ``minimum`` (True is not 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
+            or value < minimum:
+        kind = 'a positive integer' if minimum == 1 else f'an integer >= {minimum}'
+        raise ValueError(f'{name} must be {kind}, got {value!r}')
+
+
+def _is_scalar(x):
+    """Whether ``x`` is one number or string rather than data with a samples axis."""
+    return isinstance(x, (int, float, complex, str, bytes, np.generic)) or \
+        (isinstance(x, (np.ndarray, Tensor)) and x.ndim == 0)
 
 
 def _as_array(item):

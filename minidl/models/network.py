@@ -21,6 +21,7 @@ from minidl.layers.input_spec import InputSpec
 from minidl.layers.nest import flatten, map_structure, unpack_single
 from minidl.layers.replay import run_nodes, value_of
 from minidl.layers.symbolic import SymbolicTensor
+from minidl.tensor import Tensor
 
 
 class Network(Layer):
@@ -110,8 +111,12 @@ class Network(Layer):
         return [w for layer in self._tracked_layers() for w in layer.non_trainable_weights]
 
     def call(self, inputs, training=None):
-        """Replay the graph's nodes on ``inputs`` (a Tensor, list, or dict by input name)."""
-        inputs = self._flatten_inputs(inputs)
+        """Replay the graph's nodes on ``inputs`` (a Tensor, list, or dict by input name);
+        integer and boolean data first take their Input's floating dtype (see
+        :func:`_as_input_dtype`)."""
+        inputs = [_as_input_dtype(value, symbol, keep)
+                  for value, symbol, keep in zip(self._flatten_inputs(inputs), self.inputs,
+                                                 self._integer_inputs())]
         values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
         run_nodes(self._nodes, values, training)
         if self._symbolic_losses:
@@ -134,6 +139,12 @@ class Network(Layer):
             raise ValueError(f'model {self.name!r} has {len(self.inputs)} input(s) '
                              f'({", ".join(self.input_names)}), but it was given {len(inputs)}')
         return inputs
+
+    def _integer_inputs(self):
+        """For each input, whether every layer reading it takes integer data (indices)."""
+        return [all(node.layer.integer_inputs for node in self._nodes
+                    if any(parent is symbol for parent in node.parents))
+                for symbol in self.inputs]
 
     @property
     def input_shape(self):
@@ -174,6 +185,24 @@ class Network(Layer):
                 return layer
         raise ValueError(f'no layer named {name!r} in model {self.name!r}; layers: '
                          f'{", ".join(layer.name for layer in self.layers)}')
+
+
+def _as_input_dtype(value, symbol, keep_integers):
+    """Integer and boolean data cast to the floating dtype of the Input it feeds.
+
+    As in Keras, data takes the dtype of its model input ('float32' unless
+    ``Input(dtype=...)`` says otherwise), so integer images or one-hot
+    booleans run the model in float32, not float64. Integer data stays as it
+    is for an integer Input, and for an input read only by layers of indices
+    (``integer_inputs``: Embedding), which float32 could not hold exactly
+    beyond 2**24.
+    """
+    kind = value.dtype.kind if isinstance(value, Tensor) else None
+    if kind not in ('b', 'i', 'u') or symbol.dtype.kind != 'f':
+        return value
+    if kind != 'b' and keep_integers:
+        return value
+    return Tensor._wrap(value.data.astype(symbol.dtype))
 
 
 def _sorted_nodes(inputs, outputs, model_name):

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from minidl import losses as losses_module, metrics as metrics_module
+from minidl.compute import to_numpy
 from minidl.layers.nest import flatten
 from minidl.tensor import Tensor, no_grad
 
@@ -38,6 +39,7 @@ class Objectives:
     def __init__(self, output_names, output_shapes, loss, metrics=None, loss_weights=None,
                  sample_weight_mode=None):
         self.output_names = list(output_names)
+        self.output_shapes = [tuple(shape) for shape in output_shapes]
         count = len(self.output_names)
         if isinstance(loss, dict):
             missing = [name for name in self.output_names if name not in loss]
@@ -155,6 +157,31 @@ class Objectives:
                              f'need {count} target array(s) (y), got {given}')
         return y_true or []
 
+    def check_targets(self, y_true):
+        """Check whole target arrays against the losses before training starts.
+
+        Class indices for a sparse categorical cross-entropy must lie in
+        ``[0, classes)`` (the output's last axis), and the targets of the
+        losses that compare with the output element by element (categorical
+        and binary cross-entropy, mean squared error, as Keras 2 checks) must
+        have the output's shape. Otherwise a bad label would be found only when
+        its batch came, after the steps before it had changed the weights.
+
+        Raises:
+            ValueError: Naming the target, the output, the loss and the shapes.
+        """
+        for position, (index, target) in enumerate(zip(self.target_indices,
+                                                       self._checked_targets(y_true))):
+            loss = self.losses[index]
+            function = loss.fn if isinstance(loss, losses_module.LossFunctionWrapper) else loss
+            labels = to_numpy(target.data) if isinstance(target, Tensor) else np.asarray(target)
+            where = (f'y[{position}] (shape {labels.shape}) for output '
+                     f'{self.output_names[index]!r} of shape {self.output_shapes[index]}')
+            if function is losses_module.sparse_categorical_crossentropy:
+                _check_class_indices(labels, self.output_shapes[index], where)
+            elif function in _SAME_SHAPE_LOSSES:
+                _check_same_shape(labels, self.output_shapes[index], function.__name__, where)
+
     @no_grad()
     def update_metrics(self, y_true, y_pred, sample_weight):
         """Add one part's predictions to the metric sums."""
@@ -183,6 +210,52 @@ class Objectives:
             logs[name] = float(metric.result_of(totals[offset:offset + size]))
             offset += size
         return {key: float(value) for key, value in logs.items()}
+
+
+# Losses whose targets have the output's shape (Keras 2 checks these three).
+_SAME_SHAPE_LOSSES = (losses_module.categorical_crossentropy, losses_module.binary_crossentropy,
+                      losses_module.mean_squared_error)
+
+
+def _check_class_indices(labels, output_shape, where):
+    """Sparse labels: shape ``output_shape[:-1]`` (a trailing 1 allowed), values in range."""
+    shape = labels.shape[:-1] if labels.shape[-1:] == (1,) and \
+        len(labels.shape) == len(output_shape) else labels.shape
+    if not _fits(shape, output_shape[:-1]):
+        raise ValueError(f'{where}: sparse_categorical_crossentropy takes one class index per '
+                         f'sample, of shape {("samples",) + tuple(output_shape[1:-1])}; for '
+                         f'one-hot targets use categorical_crossentropy')
+    classes = output_shape[-1]
+    if classes is None or not labels.size:
+        return
+    indices = labels.astype(np.int64)  # floats are truncated, as the loss does
+    low, high = int(indices.min()), int(indices.max())
+    if low < 0 or high >= classes:
+        raise ValueError(f'{where}: sparse_categorical_crossentropy labels must lie in '
+                         f'[0, {classes}) for {classes} classes, got values from {low} to '
+                         f'{high}')
+
+
+def _check_same_shape(labels, output_shape, loss_name, where):
+    """Targets of ``output_shape`` (a trailing axis of size 1 added or dropped, as the losses do)."""
+    candidates = [tuple(output_shape)]
+    if candidates[0][-1:] == (1,):
+        candidates.append(candidates[0][:-1])
+    candidates.append(candidates[0] + (1,))
+    if any(_fits(labels.shape, shape) for shape in candidates):
+        return
+    hint = ''
+    if loss_name == 'categorical_crossentropy' and (
+            _fits(labels.shape, output_shape[:-1]) or labels.shape[-1:] == (1,)):
+        hint = ('; for class indices use sparse_categorical_crossentropy, or make them one-hot '
+                'with minidl.utils.to_categorical')
+    raise ValueError(f'{where}: {loss_name} takes targets of the output\'s shape{hint}')
+
+
+def _fits(shape, expected):
+    """Whether ``shape`` (samples first) matches ``expected`` (None matches any size)."""
+    return len(shape) == len(expected) and all(
+        size is None or size == found for size, found in zip(expected[1:], shape[1:]))
 
 
 def _as_target(target):

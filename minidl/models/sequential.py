@@ -105,6 +105,10 @@ class Sequential(Model):
                                            name=self._input_name())
             self._rebuild()
 
+    def _build_for(self, xs):
+        if self._stack:
+            self._build_once([x.shape for x in xs])
+
     def get_config(self):
         """``{'name', 'layers'}``, the input layer first once the model is built."""
         layers = [serialize(layer) for layer in self._stack]

@@ -24,7 +24,7 @@ The contract, step by step, for one global batch of ``fit``:
 4. ``reduce_sum(totals)`` sums the loss and metric accumulators, so that
    logs, callbacks and ``History`` see exact values over the whole data.
 
-Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps)``.
+Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps, samples)``.
 ``evaluate`` and ``predict`` compute nothing for an empty part of a batch
 (a batch smaller than the number of processes), and ``gather`` then
 receives None.
@@ -44,13 +44,14 @@ class Strategy:
         ``train_on_batch``, ``test_on_batch`` or ``predict_on_batch`` (e.g. to
         broadcast the weights)."""
 
-    def begin_epochs(self, batch_size, steps):
+    def begin_epochs(self, batch_size, steps, samples=None):
         """Called by fit before the first epoch.
 
         Args:
             batch_size: The global batch size of array data; None when the
                 batches come from a generator or a Sequence.
             steps: Batches per epoch (None if unknown).
+            samples: Number of samples of array data; None otherwise.
         """
 
     def shard(self, indices):

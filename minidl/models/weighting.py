@@ -19,6 +19,7 @@ def checked_sample_weight(sample_weight, temporal):
     """The weights as a float32 array of shape (samples,), or (samples, timesteps)
     when ``temporal``; a ValueError for any other shape."""
     weight = np.asarray(to_numpy(sample_weight), dtype='float32')
+    check_weights(weight, 'sample_weight')
     if temporal:
         if weight.ndim != 2:
             raise ValueError(f'with sample_weight_mode="temporal", sample_weight must have shape '
@@ -32,8 +33,34 @@ def checked_sample_weight(sample_weight, temporal):
     return weight
 
 
+def check_weights(weights, what):
+    """Raise a ValueError naming ``what`` unless every weight is finite and not negative.
+
+    A NaN or infinite weight would make every trained weight NaN, and a
+    negative one would train away from the targets.
+    """
+    bad = ~np.isfinite(weights) | (weights < 0)
+    if bad.any():
+        position = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f'{what} must hold finite, non-negative numbers; '
+                         f'{what}[{", ".join(map(str, position))}] is {weights[position]}')
+
+
+def check_class_weight(class_weight):
+    """Raise unless ``class_weight`` maps class indices to finite, non-negative numbers."""
+    if not isinstance(class_weight, dict):
+        raise TypeError(f'class_weight must be a dict {{class index: weight}}, '
+                        f'got {type(class_weight).__name__}')
+    for key, value in class_weight.items():
+        number = float(value)
+        if not np.isfinite(number) or number < 0:
+            raise ValueError(f'class_weight must hold finite, non-negative numbers; '
+                             f'class_weight[{key!r}] is {value!r}')
+
+
 def apply_class_weight(class_weight, y, weight):
     """Each sample's class weight (times its ``weight``, if any)."""
+    check_class_weight(class_weight)
     labels = to_numpy(y.data) if isinstance(y, Tensor) else np.asarray(y)
     if labels.ndim > 1 and labels.shape[-1] > 1:
         labels = labels.argmax(axis=-1)

@@ -52,6 +52,20 @@ minidl's registered classes or those in ``custom_objects`` are built (a
 Keras Lambda layer, whose function is marshalled bytecode, is refused). A
 damaged or malformed file raises a ValueError naming the file and the
 problem.
+
+Nothing is allocated before it is checked. A rebuilt model's weights are
+counted against a limit as its layers create them (the ``max_bytes``
+argument, else the environment variable ``MINIDL_MAX_LOAD_BYTES``, else
+16 GiB: :mod:`minidl.saving.load_limit`) and start as zeros, not drawn
+values. Every dataset's declared shape and dtype (which h5py gives without
+reading) is compared with the model's weights, or the optimizer's slots,
+before any is read: a file of a few KB declaring a 149 GiB dataset is
+refused, as are values that are not real numbers (complex, strings,
+records) and values kept in other files (external or virtual storage).
+Loading is all or nothing: everything is checked and read before the first
+weight changes, so a refused ``load_weights`` leaves the model as it was,
+and a saved optimizer state that does not fit is not applied at all (a
+warning says so and training continues from a fresh state).
 """
 
 from minidl.saving.model_file import load_model, save_model

@@ -2,19 +2,45 @@
 
 Writing goes to a temporary file next to the target, which is flushed,
 fsync'ed and renamed over the target only once complete, so a crash or an
-error mid-save never leaves a damaged file where a good one was. Reading
-turns every failure (not HDF5, truncated, missing entries, wrong types) into
-a ValueError that names the file and the problem, chained to the cause.
+error mid-save never leaves a damaged file where a good one was. Ctrl-C is
+held back from the creation of the temporary until after the rename (or the
+removal of the temporary) and raised right then
+(:mod:`minidl.saving.interrupts`). Reading turns every failure (not HDF5,
+truncated, missing entries, wrong types) into a ValueError that names the
+file and the problem, chained to the cause.
+
+Temporaries: the temporary of ``dir/model.h5`` is ``dir/.model.h5.<8 hex
+digits>.tmp``. Its writer holds an exclusive ``flock`` on it from creating it
+until after the rename, so a process killed mid-save (kill -9, power loss of
+a node, OOM killer) leaves a temporary that nobody holds. Each save first
+removes the temporaries of its own target whose ``flock`` it can take;
+those of a writer still at work (another job saving the same path) are left
+alone, whatever their age. Where the filesystem refuses ``flock`` (some NFS
+and Lustre mounts) no temporary can be told abandoned and none is removed.
+h5py opens the temporary without HDF5's own file lock, which would clash
+with ours; when ``HDF5_USE_FILE_LOCKING`` forces that lock on, HDF5 holds it
+while writing and ours is taken only once HDF5 has closed the file (in the
+instants between, another process's save of the same path may remove the
+temporary: this save then fails, and the previous file stays whole).
 """
 
 import contextlib
+import fcntl
 import json
 import os
+import re
 import secrets
+import stat
 
 import h5py
 import numpy as np
 
+from minidl.saving import interrupts
+
+
+# HDF5 reads HDF5_USE_FILE_LOCKING once, when h5py loads it; these values
+# make it lock every file it opens even where h5py asks it not to.
+_HDF5_LOCKS_FILES = os.environ.get('HDF5_USE_FILE_LOCKING', '') in ('TRUE', '1', 'BEST_EFFORT')
 
 # Keras 2 splits list attributes larger than this over 'name0', 'name1', ...
 # (the room in an HDF5 object header); files are read either way.
@@ -33,6 +59,10 @@ def check_path(filepath):
 def atomic_writer(filepath, overwrite=True):
     """An ``h5py.File`` open for writing that replaces ``filepath`` only when complete.
 
+    Abandoned temporaries of ``filepath`` are removed first (see the module
+    docstring). A Ctrl-C while the block runs raises KeyboardInterrupt once
+    the file is renamed into place or the temporary is gone.
+
     Raises:
         FileExistsError: If ``filepath`` exists and ``overwrite`` is False.
     """
@@ -42,20 +72,86 @@ def atomic_writer(filepath, overwrite=True):
                               f'replace it')
     directory, name = os.path.split(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    temporary = os.path.join(directory, f'.{name}.{secrets.token_hex(4)}.tmp')
-    # O_EXCL: never reuse another writer's file; mode 0o666 lets the umask
-    # give the file the permissions an ordinary new file gets.
-    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    with interrupts.deferred():
+        remove_abandoned_temporaries(directory, name)
+        descriptor, temporary = _new_temporary(directory, name, lock=not _HDF5_LOCKS_FILES)
+        try:
+            try:
+                with h5py.File(temporary, 'w', locking=False) as file:
+                    yield file
+                if _HDF5_LOCKS_FILES:
+                    _lock(descriptor, blocking=True)
+                os.fsync(descriptor)
+                os.replace(temporary, path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        finally:
+            os.close(descriptor)  # releases the lock, after the rename
+        sync_directory(directory)
+
+
+def remove_abandoned_temporaries(directory, name):
+    """Delete the temporaries of ``directory/name`` whose writer is gone (no one holds them)."""
+    pattern = re.compile(re.escape(f'.{name}.') + r'[0-9a-f]{8}\.tmp\Z')
     try:
-        with h5py.File(temporary, 'w') as file:
-            yield file
-        with open(temporary, 'rb+') as handle:
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    sync_directory(directory)
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        if pattern.match(entry):
+            _remove_if_abandoned(os.path.join(directory, entry))
+
+
+def _remove_if_abandoned(temporary):
+    # O_NOFOLLOW and O_NONBLOCK: a link or a FIFO under such a name is no
+    # temporary of ours, and must neither be followed nor block the save.
+    try:
+        descriptor = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode) and _lock(descriptor, blocking=False) \
+                and _names(temporary, descriptor):
+            os.unlink(temporary)
+    except OSError:
+        pass  # gone meanwhile, or not ours to remove: saving goes on regardless
+    finally:
+        os.close(descriptor)
+
+
+def _new_temporary(directory, name, lock):
+    """``(descriptor, path)`` of a new temporary beside the target, locked if ``lock``."""
+    while True:
+        temporary = os.path.join(directory, f'.{name}.{secrets.token_hex(4)}.tmp')
+        # O_EXCL: never reuse another writer's file; mode 0o666 lets the umask
+        # give the file the permissions an ordinary new file gets.
+        descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+        # Another save's cleanup may have locked and removed the file between
+        # its creation and our lock: then start over under a new name.
+        locked = lock and _lock(descriptor, blocking=True)
+        if not locked or _names(temporary, descriptor):
+            return descriptor, temporary
+        os.close(descriptor)
+
+
+def _lock(descriptor, blocking):
+    """Take an exclusive flock; False if another holds it (or flock is unsupported here)."""
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def _names(path, descriptor):
+    """Whether ``path`` still names the file open as ``descriptor``."""
+    try:
+        named = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    opened = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 @contextlib.contextmanager

@@ -3,7 +3,9 @@
 import warnings
 
 from minidl.layers.serialization import deserialize, serialize
-from minidl.saving import hdf5, state, training_config as training, weights as weights_module
+from minidl.layers.weight_budget import weight_budget
+from minidl.saving import datasets, hdf5, load_limit, state, training_config as training, \
+    weights as weights_module
 
 # Keras 2 (tf.keras >= 2.4) calls a functional model 'Functional' in its files.
 _CLASS_ALIASES = {'Functional': 'Model'}
@@ -56,7 +58,7 @@ def _optimizer_values(optimizer):
     return list(zip(names, values))
 
 
-def load_model(filepath, custom_objects=None, compile=True):
+def load_model(filepath, custom_objects=None, compile=True, max_bytes=None):
     """The model saved by :func:`save_model` (or by Keras 2 in HDF5), ready to continue.
 
     The model is rebuilt from its config using only minidl's registered layer
@@ -65,18 +67,31 @@ def load_model(filepath, custom_objects=None, compile=True):
     random generators are put back as they were at saving, so that training
     continues exactly as the saved run would have.
 
+    Nothing is allocated before it is checked: the rebuilt model's weights
+    are counted against ``max_bytes`` as its layers create them (and start
+    as zeros rather than drawn values), and every dataset's declared shape
+    and dtype is compared with the model's weights and the optimizer's
+    slots before any is read. If the saved optimizer state does not fit the
+    optimizer, a warning says so and training continues with a fresh state.
+
     Args:
         filepath: The HDF5 file.
         custom_objects: Dict of your own layer, loss, metric and optimizer
             classes and functions by the names the file uses.
         compile: Compile the model with the saved training configuration.
+        max_bytes: The most bytes the model's weights may take; by default
+            the environment variable ``MINIDL_MAX_LOAD_BYTES``, else 16 GiB
+            (:mod:`minidl.saving.load_limit`).
 
     Raises:
         FileNotFoundError: If there is no file.
-        ValueError: If the file is damaged or malformed, or names a class
-            that is neither minidl's nor in ``custom_objects``.
+        ValueError: If the file is damaged or malformed, names a class that
+            is neither minidl's nor in ``custom_objects``, declares weights
+            that do not fit the model (naming the layer and the dataset),
+            or describes a model whose weights exceed ``max_bytes``.
     """
     custom_objects = dict(custom_objects or {})
+    limit = load_limit.max_load_bytes(max_bytes)
     with hdf5.reader(filepath, 'a model') as file:
         if 'model_config' not in file.attrs:
             raise ValueError("it has no 'model_config' attribute: it holds weights only "
@@ -89,18 +104,26 @@ def load_model(filepath, custom_objects=None, compile=True):
             if 'minidl_state' in file.attrs else None
         compile_arguments = training.compile_arguments(train_config, custom_objects) \
             if compile and train_config is not None else None
-        model = deserialize(model_config, custom_objects)
+        # The file's values replace the initial ones: none are drawn.
+        with weight_budget(limit, draw=False, hint=load_limit.hint('load_model', 'file')):
+            model = deserialize(model_config, custom_objects)
+        if not hasattr(model, 'layers'):
+            raise ValueError(f"'model_config' describes a {type(model).__name__} layer, not a "
+                             f"model; load a layer's weights with model.load_weights")
         if 'model_weights' not in file:
             raise KeyError("the group 'model_weights' is missing")
-        weights_module.assign(
-            weights_module.assignments_in_order(file['model_weights'], model.layers))
+        assignments = weights_module.assignments_in_order(file['model_weights'], model.layers)
+        optimizer_datasets = None
         if compile_arguments is not None:
             model.compile(**compile_arguments)
             if 'optimizer_weights' in file:
-                _load_optimizer_weights(model, file['optimizer_weights'])
+                optimizer_datasets = _optimizer_datasets(model, file['optimizer_weights'])
         elif compile:
             warnings.warn('no training configuration in the file, so the model is not '
                           'compiled; compile it before training', stacklevel=2)
+        weights_module.assign(weights_module.read_values(assignments))
+        if optimizer_datasets is not None:
+            _set_optimizer_weights(model.optimizer, optimizer_datasets)
         if random_state is not None:
             state.restore_random_state(model, random_state)
     return model
@@ -142,13 +165,32 @@ def _refuse_lambda_layers(config):
             _refuse_lambda_layers(item)
 
 
-def _load_optimizer_weights(model, group):
-    values = weights_module.read_arrays(group)
-    optimizer = model.optimizer
-    optimizer.build(model.trainable_weights)
+def _optimizer_datasets(model, group):
+    """The saved optimizer state's datasets if they fit the optimizer (none read), else None."""
+    items = weights_module.saved_datasets(group)
+    optimizer, params = model.optimizer, model.trainable_weights
+    optimizer.build(params)
+    names = optimizer.weight_names()
+    shapes = [()] * (1 + len(optimizer.state_names)) + [
+        optimizer.get_slot(param, slot).shape for slot in optimizer.slot_names for param in params]
+    problems = [f'it has {len(names)} arrays ({", ".join(names)}), the file has {len(items)}'] \
+        if len(items) != len(names) else []
+    problems += [problem for item, shape, name in zip(items, shapes, names)
+                 if (problem := datasets.shape_problem(item, shape, name))]
+    if problems:
+        _warn_fresh_state(optimizer, problems[0])
+        return None
+    return items
+
+
+def _set_optimizer_weights(optimizer, items):
     try:
-        optimizer.set_weights(values)
-    except ValueError as error:
-        warnings.warn(f'the saved optimizer state does not fit the optimizer '
-                      f'{type(optimizer).__name__} ({error}); training continues with a fresh '
-                      f'optimizer state', stacklevel=3)
+        optimizer.set_weights([datasets.read(item) for item in items])
+    except ValueError as error:  # a value no state can take (a NaN iteration count)
+        _warn_fresh_state(optimizer, error)
+
+
+def _warn_fresh_state(optimizer, problem):
+    warnings.warn(f'the saved optimizer state does not fit the optimizer '
+                  f'{type(optimizer).__name__} ({problem}); training continues with a fresh '
+                  f'optimizer state', stacklevel=4)

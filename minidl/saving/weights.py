@@ -3,16 +3,16 @@
 A group of layers has the attribute 'layer_names' and one sub-group per
 layer; each layer group has the attribute 'weight_names' and one dataset per
 weight at the path of its name (``dense/kernel:0`` under the group ``dense``).
-Every check is made before any weight changes, so a bad file leaves the
-model as it was.
+Every dataset is checked by its declared shape and dtype before any is read
+(:mod:`minidl.saving.datasets`), and all are read before any weight
+changes, so a bad file leaves the model as it was and never makes loading
+allocate more than the model's own weights.
 """
 
 import warnings
 
-import numpy as np
-
 from minidl.compute import to_numpy
-from minidl.saving import hdf5
+from minidl.saving import datasets, hdf5
 
 BACKEND = 'minidl'
 # The Keras release whose HDF5 layout these files follow (the last of Keras 2).
@@ -59,7 +59,8 @@ def load_weights(model, filepath, by_name=False, skip_mismatch=False):
             assignments = assignments_by_name(group, model.layers, skip_mismatch)
         else:
             assignments = assignments_in_order(group, model.layers)
-    assign(assignments)
+        values = read_values(assignments)
+    assign(values)
 
 
 # ----- writing --------------------------------------------------------------------
@@ -106,23 +107,19 @@ def write_arrays(group, named_arrays):
 # ----- reading ----------------------------------------------------------------------
 
 
-def read_arrays(group):
-    """The arrays named by ``group``'s 'weight_names', in that order."""
-    arrays = []
-    for name in hdf5.read_strings(group.attrs, 'weight_names'):
-        if name not in group:
-            raise KeyError(f'group {group.name!r} lists weight {name!r}, which is missing')
-        arrays.append(np.asarray(group[name][()]))
-    return arrays
+def saved_datasets(group):
+    """The datasets named by ``group``'s 'weight_names', in that order (none read)."""
+    return [datasets.dataset(group, name)
+            for name in hdf5.read_strings(group.attrs, 'weight_names')]
 
 
 def saved_layers(group):
-    """``[(layer name, arrays)]`` for every layer the group lists."""
+    """``[(layer name, datasets)]`` for every layer the group lists (none read)."""
     layers = []
     for name in hdf5.read_strings(group.attrs, 'layer_names'):
         if name not in group:
             raise KeyError(f'the file lists layer {name!r} but has no group for it')
-        layers.append((name, read_arrays(group[name])))
+        layers.append((name, saved_datasets(group[name])))
     return layers
 
 
@@ -166,20 +163,27 @@ def assignments_by_name(group, layers, skip_mismatch):
     return assignments
 
 
-def mismatch(layer, arrays):
-    """Why ``arrays`` cannot be ``layer``'s weights, or None if they can."""
+def mismatch(layer, items):
+    """Why the datasets ``items`` cannot be ``layer``'s weights, or None if they can."""
     weights = layer.weights
-    if len(arrays) != len(weights):
+    if len(items) != len(weights):
         return (f'the layer has {len(weights)} weight(s) '
-                f'({", ".join(w.name for w in weights) or "none"}), the file has {len(arrays)}')
-    for weight, array in zip(weights, arrays):
-        if tuple(weight.shape) != array.shape:
-            return (f'weight {weight.name} has shape {tuple(weight.shape)}, the saved array '
-                    f'has shape {array.shape}')
+                f'({", ".join(w.name for w in weights) or "none"}), the file has {len(items)}')
+    for weight, item in zip(weights, items):
+        problem = datasets.shape_problem(item, weight.shape, weight.name)
+        if problem:
+            return problem
     return None
 
 
-def assign(assignments):
-    """Set each layer's weights (all pairs already checked)."""
-    for layer, arrays in assignments:
+def read_values(assignments):
+    """``[(layer, arrays)]``: the checked datasets read, in each weight's dtype."""
+    return [(layer, [datasets.read(item, weight.dtype)
+                     for weight, item in zip(layer.weights, items)])
+            for layer, items in assignments]
+
+
+def assign(values):
+    """Set each layer's weights from :func:`read_values`' output (nothing left to fail)."""
+    for layer, arrays in values:
         layer.set_weights(arrays)

@@ -33,8 +33,11 @@ class Run:
         return self
 
 
-def launch(script, *args, ranks=None, timeout=90):
-    """Run ``scripts/<script>`` with ``args``: under ``mpirun -np ranks``, or plainly if None."""
+def launch(script, *args, ranks=None, timeout=90, env=None):
+    """Run ``scripts/<script>`` with ``args``: under ``mpirun -np ranks``, or plainly if None.
+
+    ``env`` adds environment variables to the run's.
+    """
     pytest.importorskip('mpi4py')
     command = [sys.executable, str(SCRIPTS / script), *map(str, args)]
     if ranks is not None:
@@ -42,7 +45,7 @@ def launch(script, *args, ranks=None, timeout=90):
             pytest.skip('mpirun (the mpich wheel) is not installed in this environment')
         command = [str(MPIRUN), '-np', str(ranks)] + command
     env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1',
-               PYTHONPATH=str(ROOT))
+               PYTHONPATH=str(ROOT), **(env or {}))
     start = time.monotonic()
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)

@@ -1,5 +1,7 @@
 """Fail fast: errors on one rank end the whole job in seconds, naming the rank and why."""
 
+import re
+
 from tests.minidl_dist.launch import launch
 
 
@@ -30,3 +32,58 @@ def test_a_global_batch_that_the_ranks_cannot_split_is_refused():
     assert 'batch_size=33 is the global batch size, split over 2 ranks; it must be ' \
            'divisible by 2' in stderr
 
+
+
+def test_sys_exit_on_rank_1_aborts_the_job_naming_the_rank_status_and_step():
+    stderr = failed('exit')
+    assert 'minidl_dist: rank 1 of 2 exited with status 3 (sys.exit) while training step 2, ' \
+           'forward and backward of samples 8:16 of the global batch' in stderr
+
+
+def test_a_handled_sys_exit_is_forgotten_and_the_job_succeeds():
+    run = launch('failing_worker.py', 'exit_handled', ranks=2, timeout=60).check()
+    assert 'rank 1: handled exit 3' in run.stdout
+    assert 'rank 0: done' in run.stdout and 'rank 1: done' in run.stdout
+    assert 'aborting' not in run.stderr
+
+
+def test_a_rank_that_catches_an_error_and_goes_on_is_caught_by_the_collective_timeout():
+    # Rank 1 sleeps a minute after catching; rank 0 waits in the gradient sum.
+    run = launch('failing_worker.py', 'caught', ranks=2, timeout=60,
+                 env={'MINIDL_DIST_TIMEOUT': '3'})
+    assert run.returncode != 0
+    assert 3 < run.seconds < 30
+    assert re.search(r"minidl_dist: rank 0 of 2 waited \d+\.\d s \(timeout 3 s, "
+                     r"MINIDL_DIST_TIMEOUT\) for the other ranks in 'a sum over ranks of "
+                     r"\d+ values' while training step 2, summing gradients over ranks",
+                     run.stderr), run.stderr
+
+
+def test_a_rank_killed_with_sigkill_ends_the_job_and_the_rank_map_names_it():
+    run = launch('failing_worker.py', 'kill', ranks=2, timeout=60)
+    assert run.returncode != 0
+    assert run.seconds < 30
+    output = run.stdout + run.stderr
+    ranks = dict(re.findall(r'rank (\d) = pid (\d+) on ', output))
+    # mpirun names the dead process by its pid; rank 0's start-up line maps it to rank 1.
+    dead = re.search(r'PID (\d+) RUNNING AT .*\n.*EXIT CODE: 9', output)
+    assert dead is not None, output
+    assert ranks['1'] == dead.group(1) and ranks['0'] != dead.group(1)
+
+
+def test_different_sample_counts_are_refused_on_every_rank_before_any_step():
+    run = launch('failing_worker.py', 'samples', ranks=2, timeout=60)
+    assert run.returncode != 0 and run.seconds < 30
+    for rank in (0, 1):
+        assert f'minidl_dist: rank {rank} of 2 failed while comparing the data, batch size, ' \
+               f'steps and model of all ranks' in run.stderr
+        assert f'rank {rank}: weights unchanged: True' in run.stdout
+    assert run.stderr.count('ValueError: the ranks would train on different data or models '
+                            '(rank 0: samples=64; rank 1: samples=60)') == 2
+
+
+def test_models_that_differ_beyond_weight_shapes_are_refused():
+    stderr = failed('activation')
+    assert re.search(r'ValueError: the ranks would train on different data or models '
+                     r'\(rank 0: architecture=[0-9a-f]{16}; rank 1: architecture=[0-9a-f]{16}\)',
+                     stderr), stderr

@@ -7,10 +7,10 @@ pytest.importorskip('mpi4py')
 
 import minidl  # noqa: E402
 import minidl_dist as dist  # noqa: E402
-from minidl.layers import BatchNormalization, Dense, Dropout  # noqa: E402
-from minidl.models import Sequential  # noqa: E402
+from minidl.layers import BatchNormalization, Dense, Dropout, Input  # noqa: E402
+from minidl.models import Model, Sequential, load_model  # noqa: E402
 from minidl.optimizers import SGD  # noqa: E402
-from minidl_dist import data, model_parts  # noqa: E402
+from minidl_dist import data, model_parts, model_sync, watchdog  # noqa: E402
 from minidl_dist.allreduce import PairwiseSum  # noqa: E402
 from minidl_dist.randomness import PartStreams  # noqa: E402
 
@@ -98,5 +98,63 @@ def test_a_model_without_weights_yet_is_refused_with_advice():
     dist.init()
     model = Sequential([Dense(2)])
     model.compile(dist.DistributedOptimizer('sgd'), 'mse')
-    with pytest.raises(ValueError, match='has no weights yet'):
-        model.fit(np.ones((4, 3), 'float32'), np.ones((4, 2), 'float32'), verbose=0)
+    batches = iter([(np.ones((4, 3), 'float32'), np.ones((4, 2), 'float32'))] * 2)
+    with pytest.raises(ValueError, match='has no weights yet'):  # nothing to build it from yet
+        model.fit(batches, steps_per_epoch=2, verbose=0)
+    assert not model.built
+
+
+def test_a_model_built_from_its_arrays_trains_distributed():
+    dist.init()
+    model = Sequential([Dense(2)])  # built from x's shape before the weights are broadcast
+    model.compile(dist.DistributedOptimizer('sgd'), 'mse')
+    model.fit(np.ones((4, 3), 'float32'), np.ones((4, 2), 'float32'), verbose=0)
+    assert model.built and model.optimizer.iterations == 1
+
+
+def test_a_model_with_sync_batch_normalization_saves_and_loads(tmp_path):
+    dist.init()  # a job of size 1: the layer is a BatchNormalization
+    minidl.set_seed(3)
+    model = Sequential([Dense(3, input_shape=(4,)), dist.SyncBatchNormalization(momentum=0.5)])
+    model.compile(SGD(0.1), 'mse')
+    x = np.arange(32, dtype='float32').reshape(8, 4) / 10
+    model.fit(x, np.ones((8, 3), 'float32'), batch_size=4, verbose=0)
+    path = tmp_path / 'model.h5'
+    model.save(str(path))
+    loaded = load_model(str(path))
+    layer = loaded.layers[1]
+    assert type(layer) is dist.SyncBatchNormalization and layer.momentum == 0.5
+    for saved, restored in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_array_equal(saved, restored)
+    # Inference normalises with the moving statistics, as Keras's BatchNormalization does.
+    kernel, bias, gamma, beta, mean, variance = model.get_weights()
+    expected = ((x @ kernel + bias) - mean) / np.sqrt(variance + 1e-3) * gamma + beta
+    np.testing.assert_allclose(loaded.predict(x), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_the_architecture_digest_ignores_names_but_not_arguments():
+    def build(activation=None):
+        inputs = Input((4,))
+        hidden = Dense(8)(inputs)
+        return Model(inputs, Dense(2, activation=activation)(hidden))
+
+    first, second = build(), build()  # automatic names differ: dense_1 vs dense_3 ...
+    assert [layer.name for layer in first.layers] != [layer.name for layer in second.layers]
+    assert model_sync.architecture_digest(first) == model_sync.architecture_digest(second)
+    assert model_sync.architecture_digest(build('relu')) != model_sync.architecture_digest(first)
+    rewired = Input((4,))
+    other = Model(rewired, Dense(2)(Dense(8)(Dense(4)(rewired))))
+    assert model_sync.architecture_digest(other) != model_sync.architecture_digest(first)
+
+
+@pytest.mark.parametrize('value', ['soon', '0', '-1', 'inf', True])
+def test_a_bad_collective_timeout_is_refused(monkeypatch, value):
+    monkeypatch.setenv('MINIDL_DIST_TIMEOUT', str(value))
+    with pytest.raises(ValueError, match='MINIDL_DIST_TIMEOUT must be a positive number'):
+        watchdog.resolve_timeout()
+    with pytest.raises(ValueError, match='timeout must be a positive number'):
+        watchdog.resolve_timeout(value)
+    monkeypatch.setenv('MINIDL_DIST_TIMEOUT', '2.5')
+    assert watchdog.resolve_timeout() == 2.5 and watchdog.resolve_timeout(7) == 7.0
+    monkeypatch.delenv('MINIDL_DIST_TIMEOUT')
+    assert watchdog.resolve_timeout() == watchdog.DEFAULT_TIMEOUT == 300

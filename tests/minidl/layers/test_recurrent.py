@@ -329,3 +329,11 @@ def test_errors():
         layer(_random(2, 3, 5), mask=np.ones((2, 3), bool))
     with pytest.raises(ValueError, match='features'):
         GRU(3)(Input((4, None)))
+
+
+def test_weights_are_c_ordered_as_loaded_ones_are():
+    # Orthogonal's QR gives a transposed (F-ordered) matrix; BLAS sums in another
+    # order for it, so a loaded copy (C order) would predict different low bits.
+    layer = LSTM(64)
+    layer.build((None, 5, 3))
+    assert all(weight.data.flags['C_CONTIGUOUS'] for weight in layer.weights)
