@@ -58,6 +58,8 @@ NOT_SINGLE_INPUT = {
     'InputLayer': 'makes the input, takes none',
     'Lambda': 'holds code, which configs cannot carry (tests/minidl/layers/test_core.py)',
     'Operation': 'records a backend function on symbolic tensors (tests/minidl/backend)',
+    'SyncBatchNormalization': 'minidl_dist registers it when imported; it needs an MPI job '
+                              '(tests/minidl_dist)',
     'Model': 'a model, not a layer type', 'Network': 'a model, not a layer type',
     'Sequential': 'a model, not a layer type', 'Wrapper': 'abstract base of the wrappers',
 }
