@@ -1,28 +1,22 @@
 """Model: a network of layers with Keras 2's compile / fit / evaluate / predict."""
 
-import numpy as np
-
 from minidl import callbacks as callbacks_module, optimizers, saving
 from minidl.compute import new_generator, unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
 from minidl.models import graph_config, loop, summary as summary_module
-from minidl.models.feed import ArrayFeed, Batch, as_list, make_feed
+from minidl.models.feed import ArrayFeed
 from minidl.models.generator_methods import GeneratorMethods
+from minidl.models.intake import DataIntake, batch_size_of, check_count
 from minidl.models.network import Network
 from minidl.models.objectives import Objectives
 from minidl.models.strategy import Strategy
-from minidl.models.weighting import (
-    ClassWeightedFeed, apply_class_weight, check_class_weight, checked_sample_weight)
 from minidl.registry import custom_object_scope
-from minidl.tensor import Tensor
 
 _SINGLE_PROCESS = Strategy()
-_TASKS = {'fit': 'train on', 'train_on_batch': 'train on', 'evaluate': 'evaluate',
-          'test_on_batch': 'evaluate', 'predict': 'predict', 'predict_on_batch': 'predict'}
 
 
-class Model(GeneratorMethods, Network):
+class Model(GeneratorMethods, DataIntake, Network):
     """A trainable network: ``Model(inputs, outputs)`` on symbolic tensors from ``Input``.
 
     Subclasses may instead create layers in ``__init__`` and define ``call``,
@@ -119,8 +113,9 @@ class Model(GeneratorMethods, Network):
         ``x`` may be arrays (a list or dict by input name for several inputs),
         a ``Sequence`` or a generator of ``(x, y[, sample_weight])`` batches
         (with ``steps_per_epoch``). Each epoch's order of samples is drawn
-        from minidl's default generator, so ``minidl.set_seed`` makes a run
-        repeatable and a full-model checkpoint resumes it exactly.
+        from the model's own generator (seeded from ``minidl.set_seed`` when
+        the model was made), so a run is repeatable and a full-model
+        checkpoint resumes it exactly.
 
         Arrays are checked whole before the first step, so that bad data
         changes nothing: a ValueError for NaN or infinite values, no samples,
@@ -131,13 +126,13 @@ class Model(GeneratorMethods, Network):
         """
         self._check_compiled('fit')
         verbose = 1 if verbose == 'auto' else verbose
-        _check_count(epochs, 'epochs', minimum=0)
-        _check_count(initial_epoch, 'initial_epoch', minimum=0)
-        _check_count(validation_freq, 'validation_freq', minimum=1)
+        check_count(epochs, 'epochs', minimum=0)
+        check_count(initial_epoch, 'initial_epoch', minimum=0)
+        check_count(validation_freq, 'validation_freq', minimum=1)
         for name, steps in (('steps_per_epoch', steps_per_epoch),
                             ('validation_steps', validation_steps)):
             if steps is not None:
-                _check_count(steps, name, minimum=1)
+                check_count(steps, name, minimum=1)
         feed = self._feed('fit', x, y, sample_weight, class_weight, batch_size, steps_per_epoch,
                           shuffle)
         validation = None
@@ -148,7 +143,7 @@ class Model(GeneratorMethods, Network):
             arrays, validation = split_validation(
                 [feed.x, feed.y, feed.sample_weight], validation_split)
             feed = ArrayFeed(*arrays, feed.batch_size, shuffle, self.shuffle_generator)
-            validation = ArrayFeed(*validation, _batch_size(validation_batch_size or
+            validation = ArrayFeed(*validation, batch_size_of(validation_batch_size or
                                                             feed.batch_size))
         elif validation_data is not None:
             validation = self._validation_feed(validation_data, validation_batch_size or
@@ -167,28 +162,6 @@ class Model(GeneratorMethods, Network):
         loop.run_epochs(self, feed, epochs, initial_epoch, callbacks, validate)
         return self.history
 
-    def _validation_feed(self, data, batch_size, steps):
-        """The feed of ``validation_data``, read by Keras 2.2.4's rule.
-
-        A ``Sequence`` or a generator yields its own ``(x, y[, sample_weight])``
-        batches. Anything else must be a tuple or a list, and its length
-        alone decides: 2 items are ``(x_val, y_val)``, 3 are ``(x_val, y_val,
-        val_sample_weight)``, other lengths are an error. A model with several
-        inputs therefore takes ``([x1, x2], y_val)``, never ``[x1, x2]``; and
-        ``(x_val, None)`` validates a model that needs no targets.
-        """
-        if isinstance(data, (list, tuple)):
-            if len(data) not in (2, 3):
-                raise ValueError(f'validation_data must hold 2 items (x_val, y_val) or 3 '
-                                 f'(x_val, y_val, val_sample_weight); it has {len(data)}')
-            x, y, weight = (tuple(data) + (None,))[:3]
-            return self._feed('fit', x, y, weight, None, batch_size, steps, shuffle=False)
-        if isinstance(data, (np.ndarray, dict, Tensor)):
-            raise ValueError(f'validation_data must be a tuple (x_val, y_val) or (x_val, y_val, '
-                             f'val_sample_weight), a Sequence or a generator; got a '
-                             f'{type(data).__name__}')
-        return self._feed('fit', data, None, None, None, batch_size, steps, shuffle=False)
-
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None, max_queue_size=10, workers=1,
                  use_multiprocessing=False, return_dict=False):
@@ -201,7 +174,7 @@ class Model(GeneratorMethods, Network):
         """
         self._check_compiled('evaluate')
         if steps is not None:
-            _check_count(steps, 'steps', minimum=1)
+            check_count(steps, 'steps', minimum=1)
         feed = self._feed('evaluate', x, y, sample_weight, None, batch_size, steps,
                           shuffle=False)
         callbacks = callbacks_module.CallbackList(
@@ -218,7 +191,7 @@ class Model(GeneratorMethods, Network):
             ValueError: For data without samples (as for fit and evaluate).
         """
         if steps is not None:
-            _check_count(steps, 'steps', minimum=1)
+            check_count(steps, 'steps', minimum=1)
         feed = self._feed('predict', x, None, None, None, batch_size, steps, shuffle=False)
         callbacks = callbacks_module.CallbackList(
             callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
@@ -267,116 +240,6 @@ class Model(GeneratorMethods, Network):
         return values[0] if len(values) == 1 else values
 
     # ----- data --------------------------------------------------------------
-
-    def _feed(self, method, x, y, sample_weight, class_weight, batch_size, steps, shuffle):
-        """The batches of ``method``'s data; in-memory data is checked whole first,
-        so that bad data is refused before anything is computed or changed."""
-        if x is None:
-            raise ValueError('no input data given (x is None)')
-        if isinstance(x, (np.ndarray, Tensor, list, tuple, dict)):
-            batch_size = _batch_size(batch_size)
-            xs, ys, weight = self._arrays(method, x, y, sample_weight, class_weight)
-            return ArrayFeed(xs, ys, weight, batch_size, shuffle, self.shuffle_generator)
-        if _is_scalar(x):
-            raise ValueError(f'{method}: x must be an array whose first axis runs over the '
-                             f'samples (or a list or dict of them, a Sequence or a generator); '
-                             f'got the scalar {x!r}')
-        if y is not None or sample_weight is not None:
-            raise ValueError('with a generator or Sequence as x, y and sample_weight come '
-                             'from its batches; do not pass them separately')
-        feed = make_feed(x, None, None, None, steps, shuffle, self.shuffle_generator)
-        if class_weight is None:
-            return feed
-        check_class_weight(class_weight)
-        return ClassWeightedFeed(feed, class_weight)
-
-    def _batch(self, method, x, y, sample_weight, class_weight):
-        if _is_scalar(x):
-            raise ValueError(f'{method}: x must be an array whose first axis runs over the '
-                             f'samples (or a list or dict of them); got the scalar {x!r}')
-        xs, ys, weight = self._arrays(method, x, y, sample_weight, class_weight)
-        return Batch(xs, ys, weight, slice(0, len(xs[0])))
-
-    def _arrays(self, method, x, y, sample_weight, class_weight):
-        """Inputs, targets and weights as lists of arrays of one length, checked.
-
-        Targets are those of the outputs given a loss (all of them by default).
-        Everything is checked here, before the first step: no NaN or infinity,
-        at least one sample, weights finite and not negative, and targets that
-        fit the losses (class indices in range, one-hot shapes).
-        """
-        xs = self._by_name(x, self.input_names if self.outputs else None, 'x')
-        target_names = None if self.objectives is None else self.objectives.target_names
-        ys = None if y is None else self._by_name(y, target_names, 'y')
-        for what, arrays in (('x', xs), ('y', ys or [])):
-            for index, array in enumerate(arrays):
-                if array.ndim == 0:
-                    raise ValueError(f'{method}: {what}[{index}] is a scalar; it needs a first '
-                                     f'axis that runs over the samples')
-        lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
-        lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
-        temporal = self._temporal_weights()
-        weight = None
-        if sample_weight is not None:
-            weight = checked_sample_weight(sample_weight, temporal)
-            lengths['sample_weight'] = len(weight)
-        if len(set(lengths.values())) > 1:
-            raise ValueError(f'the arrays have different numbers of samples: {lengths}')
-        if class_weight is not None:
-            if ys is None or len(ys) != 1:
-                raise ValueError('class_weight needs exactly one target array')
-            if temporal:
-                raise ValueError('class_weight does not combine with sample_weight_mode='
-                                 '"temporal"; give the weight of each time step in sample_weight')
-            weight = apply_class_weight(class_weight, ys[0], weight)
-        if not len(xs[0]):
-            raise ValueError(f'{method}: the data has no samples (x[0] has shape '
-                             f'{tuple(xs[0].shape)}); there is nothing to {_TASKS[method]}')
-        loop.check_finite(xs, 'x')
-        loop.check_finite(ys, 'y')
-        if ys is not None and self._compile_args is not None:
-            self._check_targets(xs, ys)
-        return xs, ys, weight
-
-    def _check_targets(self, xs, ys):
-        """Check ``ys`` against the losses and the outputs' shapes (a model built
-        from its first data is built now, from ``xs``'s shapes)."""
-        if not self.built:
-            self._build_for(xs)
-        if self.objectives is None and self.outputs:
-            self._make_objectives([t.shape for t in self.outputs])
-        if self.objectives is not None:
-            self.objectives.check_targets(ys)
-
-    def _build_for(self, xs):
-        """Build the graph from the data's shapes when the model is built that way
-        (Sequential); a subclassed model is built by its first call."""
-
-    def _temporal_weights(self):
-        """Whether compile asked for one sample weight per time step."""
-        mode = (self._compile_args or {}).get('sample_weight_mode')
-        modes = mode.values() if isinstance(mode, dict) else \
-            mode if isinstance(mode, (list, tuple)) else [mode]
-        return 'temporal' in modes
-
-    def _by_name(self, data, names, what):
-        if isinstance(data, dict):
-            if names is None:
-                raise ValueError(f'{what} given by name, but this model has no named '
-                                 f'inputs/outputs')
-            unknown = sorted(set(data) - set(names))
-            if unknown:
-                raise ValueError(f'{what} names {unknown}, which the model does not have; '
-                                 f'expected {names}')
-            return [_as_array(data[name]) for name in names]
-        items = [_as_array(item) for item in as_list(data)]
-        if names == [] and what == 'y':
-            raise ValueError(f'model {self.name!r} has no output with a loss, so it takes no '
-                             f'targets; pass y=None')
-        if names is not None and len(items) != len(names):
-            raise ValueError(f'model {self.name!r} expects {len(names)} {what} array(s) '
-                             f'({", ".join(names)}), got {len(items)}')
-        return items
 
     # ----- description, saving, devices ------------------------------------
 
@@ -428,28 +291,3 @@ class Model(GeneratorMethods, Network):
         if self.optimizer is not None and hasattr(self.optimizer, 'to'):
             self.optimizer.to(device)
         return self
-
-
-def _batch_size(batch_size):
-    if batch_size is None:
-        return 32
-    _check_count(batch_size, 'batch_size', minimum=1)
-    return int(batch_size)
-
-
-def _check_count(value, name, minimum):
-    """Raise a ValueError unless ``value`` is an integer >= ``minimum`` (True is not 1)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < minimum:
-        kind = 'a positive integer' if minimum == 1 else f'an integer >= {minimum}'
-        raise ValueError(f'{name} must be {kind}, got {value!r}')
-
-
-def _is_scalar(x):
-    """Whether ``x`` is one number or string rather than data with a samples axis."""
-    return isinstance(x, (int, float, complex, str, bytes, np.generic)) or \
-        (isinstance(x, (np.ndarray, Tensor)) and x.ndim == 0)
-
-
-def _as_array(item):
-    return item if isinstance(item, Tensor) else np.asarray(item)

@@ -6,7 +6,7 @@ import numpy as np
 
 from minidl.compute import unique_name
 from minidl.layers.base import Layer
-from minidl.layers.input_layer import Input, InputLayer
+from minidl.layers.input_layer import InputLayer
 from minidl.layers.nest import flatten
 from minidl.layers.serialization import deserialize, serialize
 from minidl.layers.symbolic import SymbolicTensor

@@ -1,6 +1,5 @@
 """``Model.summary()``: Keras 2's table of layers, output shapes and parameter counts."""
 
-from minidl.layers.input_layer import InputLayer
 from minidl.layers.nest import flatten
 
 
