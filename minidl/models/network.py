@@ -65,6 +65,7 @@ class Network(Layer):
         self.input_names = [t.node.layer.name for t in self.inputs]
         self.output_names = [t.node.layer.name for t in self.outputs]
         self.input_spec = [InputSpec(shape=t.shape) for t in self.inputs]
+        self._keeps_integers = self._integer_inputs()
         self.built = True
         self._find_loss_nodes(self._symbolic_losses)
 
@@ -116,7 +117,7 @@ class Network(Layer):
         :func:`_as_input_dtype`)."""
         inputs = [_as_input_dtype(value, symbol, keep)
                   for value, symbol, keep in zip(self._flatten_inputs(inputs), self.inputs,
-                                                 self._integer_inputs())]
+                                                 self._keeps_integers)]
         values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
         run_nodes(self._nodes, values, training)
         if self._symbolic_losses:
