@@ -28,7 +28,7 @@ from minidl.layers import weight_budget
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.nest import flatten, map_structure
 from minidl.layers.runs import add_run_loss, layer_call, not_recording_losses, run_losses
-from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic
+from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic, next_node_id
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
 
@@ -50,9 +50,14 @@ class Layer:
     """
 
     registry = Registry('layer', functions=False)  # minidl's own classes: what loading may build
+    # Whether an input mask passes through unchanged (Keras 2's attribute); a layer
+    # that makes or changes masks overrides compute_mask (minidl.layers.masking).
+    supports_masking = False
     # True for layers that read integer data (Embedding's indices): a model passes
     # integer data on to them as it is, instead of casting it to its float input dtype.
     integer_inputs = False
+    # True for the operations that compute a mask in a graph (see _call_symbolic).
+    computes_mask = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -119,6 +124,26 @@ class Layer:
             outputs = self.call(map_structure_shapes(zeros, input_shape))
         return map_structure(lambda y: (None,) + tuple(y.shape[1:]), outputs)
 
+    def compute_mask(self, inputs, mask=None):
+        """The mask of the output, given the inputs and their ``mask`` (Keras 2).
+
+        The default passes ``mask`` on when :attr:`supports_masking` is True,
+        and otherwise refuses a mask, as Keras 2 does: a layer that does not
+        know what padded steps mean (Flatten, Conv1D) must not silently mix
+        them into its output. It is called on symbolic tensors when a graph is
+        made; see :mod:`minidl.layers.masking`.
+
+        Raises:
+            TypeError: If a mask is given to a layer that does not support it.
+        """
+        if not self.supports_masking and any(m is not None for m in flatten(mask)):
+            raise TypeError(f'layer {self.name!r} ({type(self).__name__}) does not support '
+                            f'masking, but its input has a mask (from Embedding(mask_zero=True) '
+                            f'or Masking); put the layer before the mask is made, or a layer '
+                            f'that consumes the mask (a recurrent layer, '
+                            f'GlobalAveragePooling1D) before it')
+        return mask if self.supports_masking else None
+
     def get_config(self):
         """The arguments that recreate this layer (JSON-serialisable)."""
         config_dict = {'name': self.name, 'trainable': self.trainable, 'dtype': self.dtype}
@@ -162,16 +187,44 @@ class Layer:
         check_input_specs(self, shapes)
         self._build_once(shapes)
         check_input_specs(self, shapes)
+        # The inputs' masks, unless the caller gives one (Keras 2 passes them to
+        # call when it takes ``mask``; a given mask=None removes them).
+        kwargs = dict(kwargs)
+        mask = kwargs.pop('mask') if 'mask' in kwargs else [
+            getattr(x, '_keras_mask', None) for x in inputs] if isinstance(inputs, list) \
+            else getattr(inputs, '_keras_mask', None)
+        has_mask = any(m is not None for m in flatten(mask))
+        output_masks = self._symbolic_output_masks(inputs, mask)
         with not_recording_losses():  # the default runs call on zeros: no real loss
             output_shapes = self.compute_output_shape(shapes)
         dtype = self.dtype if self.dtype.startswith('float') else config.default_dtype
-        node = Node(self, inputs, dict(kwargs), None)
+        node = Node(self, inputs, kwargs, None,
+                    mask=mask if has_mask and self._accepts('mask') else None)
         outputs = map_structure_shapes(lambda shape: SymbolicTensor(shape, dtype), output_shapes)
-        for index, tensor in enumerate(flatten(outputs)):
+        leaves = flatten(outputs)
+        if not isinstance(output_masks, list):
+            output_masks = [output_masks] * len(leaves)
+        for index, (tensor, output_mask) in enumerate(zip(leaves, output_masks)):
             tensor.node, tensor.index = node, index
+            tensor._keras_mask = output_mask
         node.outputs = outputs
         self._inbound_nodes.append(node)
         return outputs
+
+    def _symbolic_output_masks(self, inputs, mask):
+        """``compute_mask`` on the symbolic inputs; the operation nodes it records
+        are marked as computing masks, which a model replays but does not list
+        among its layers (they are made again whenever the graph is)."""
+        first = next_node_id()
+        output_masks = self.compute_mask(inputs, mask)
+        pending = [m for m in flatten(output_masks) if isinstance(m, SymbolicTensor)]
+        while pending:
+            node = pending.pop().node
+            if node is not None and node.id > first and not node.layer.computes_mask:
+                node.layer.computes_mask = True
+                node.layer.integer_inputs = True  # it reads indices as they are
+                pending.extend(node.parents)
+        return output_masks
 
     def _build_once(self, shapes):
         if self.built:

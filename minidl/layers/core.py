@@ -31,6 +31,8 @@ class Dense(Layer):
         kernel_constraint, bias_constraint: Projections applied after updates.
     """
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias=True,
                  kernel_initializer='glorot_uniform', bias_initializer='zeros',
                  kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
@@ -107,6 +109,8 @@ class Activation(Layer):
         activation: Name ('relu', 'softmax', ...) or callable.
     """
 
+    supports_masking = True
+
     def __init__(self, activation, **kwargs):
         activation = activations.get(activation)
         super().__init__(**kwargs)
@@ -139,6 +143,8 @@ class Dropout(Layer):
             generator is seeded from the default one when the layer is made
             (``minidl.set_seed`` decides it).
     """
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         if isinstance(rate, bool) or not isinstance(rate, numbers.Real) or not 0 <= rate < 1:
@@ -311,10 +317,13 @@ class Lambda(Layer):
         output_shape: Shape of one output sample (a tuple, the batch axis
             excluded), or a callable mapping the full input shape to the full
             output shape. By default it is found by running ``function``.
+        mask: The output's mask: None (a mask reaching the layer stops here,
+            as in Keras 2), a callable ``mask(inputs, input_mask)``, or a
+            fixed mask.
         arguments: Keyword arguments passed to ``function``.
     """
 
-    def __init__(self, function, output_shape=None, arguments=None, **kwargs):
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
         if not callable(function):
             raise TypeError(f'Lambda: function must be callable, got {function!r}')
         if output_shape is not None and not callable(output_shape):
@@ -322,6 +331,10 @@ class Lambda(Layer):
         super().__init__(**kwargs)
         self.function, self.arguments = function, dict(arguments or {})
         self._output_shape = output_shape
+        self.mask = mask
+
+    def compute_mask(self, inputs, mask=None):
+        return self.mask(inputs, mask) if callable(self.mask) else self.mask
 
     def call(self, inputs, training=None):
         arguments = dict(self.arguments)

@@ -5,6 +5,7 @@ import numpy as np
 from minidl import constraints, initializers, regularizers
 from minidl import functions as F
 from minidl.layers.base import Layer
+from minidl.layers.masking import nonzero_mask
 from minidl.layers.conv import serialize_or_none
 from minidl.tensor import Tensor
 
@@ -23,9 +24,10 @@ class Embedding(Layer):
     numbers are accepted (Keras casts them); any other value, and indices
     outside ``[0, input_dim)``, raise a ValueError.
 
-    Masking is not supported yet: ``mask_zero=True`` raises
-    NotImplementedError (pad with any index and let the model learn to
-    ignore it, or crop the sequences).
+    With ``mask_zero=True`` index 0 is padding: the output carries a mask
+    that is False where the index is 0 (:mod:`minidl.layers.masking`), which
+    the layers after it respect; the vocabulary's real words then start at
+    1, so ``input_dim`` counts the padding index too, as in Keras 2.
 
     Args:
         input_dim: Size of the vocabulary (largest index + 1).
@@ -34,7 +36,7 @@ class Embedding(Layer):
             weight 'embeddings'.
         embeddings_regularizer, activity_regularizer: Penalties.
         embeddings_constraint: Projection applied after updates.
-        mask_zero: Must be False (see above).
+        mask_zero: Whether index 0 is padding, to be masked (see above).
         input_length: Length of the input sequences (an int, or a tuple for
             inputs of several axes), when fixed; it sets the layer's input
             shape, so an Embedding can start a Sequential model.
@@ -47,9 +49,6 @@ class Embedding(Layer):
                  embeddings_constraint=None, mask_zero=False, input_length=None, **kwargs):
         input_dim = _positive_int(input_dim, 'input_dim')
         output_dim = _positive_int(output_dim, 'output_dim')
-        if mask_zero:
-            raise NotImplementedError('Embedding: mask_zero=True is not supported, because '
-                                      'minidl layers do not propagate masks yet')
         lengths = None
         if input_length is not None:
             lengths = tuple(input_length) if isinstance(input_length, (list, tuple)) \
@@ -70,7 +69,7 @@ class Embedding(Layer):
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
         self.embeddings_constraint = embeddings_constraint
-        self.mask_zero = False
+        self.mask_zero = bool(mask_zero)
         self.input_length = input_length
         self._lengths = lengths
 
@@ -80,6 +79,9 @@ class Embedding(Layer):
                                           regularizer=self.embeddings_regularizer,
                                           constraint=self.embeddings_constraint)
         self.built = True
+
+    def compute_mask(self, inputs, mask=None):
+        return nonzero_mask(inputs) if self.mask_zero else None
 
     def call(self, inputs):
         indices = inputs.data

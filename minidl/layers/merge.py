@@ -11,6 +11,7 @@ functional form: ``add([a, b])`` is ``Add()([a, b])``.
 
 from minidl import functions as F
 from minidl.layers.base import Layer
+from minidl.layers.masking import all_masks, concatenated_mask
 
 
 def _input_shapes(layer, shapes, exactly=None):
@@ -56,6 +57,11 @@ class _Merge(Layer):
     """Elementwise merge; subclasses define ``_merge(tensors)`` on tensors of one rank."""
 
     inputs_expected = None
+
+    def compute_mask(self, inputs, mask=None):
+        """Unmasked where every input's mask is (Keras 2)."""
+        masks = [m for m in (mask or []) if m is not None]
+        return all_masks(masks) if masks else None
 
     def compute_output_shape(self, input_shape):
         shapes = _input_shapes(self, input_shape, self.inputs_expected)
@@ -169,6 +175,11 @@ class Concatenate(Layer):
         self.compute_output_shape(
             [tuple(x.shape) for x in inputs] if isinstance(inputs, list) else inputs.shape)
         return F.concat(inputs, axis=self.axis % inputs[0].ndim)
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or all(m is None for m in mask):
+            return None
+        return concatenated_mask(inputs, mask, self.axis)
 
     def get_config(self):
         config = super().get_config()

@@ -35,6 +35,8 @@ class GaussianNoise(Layer):
         stddev: Standard deviation of the noise (>= 0).
     """
 
+    supports_masking = True
+
     def __init__(self, stddev, **kwargs):
         if isinstance(stddev, bool) or not isinstance(stddev, numbers.Real) or stddev < 0:
             raise ValueError(f'GaussianNoise: stddev must be a number >= 0, got {stddev!r}')
@@ -61,6 +63,8 @@ class GaussianDropout(Layer):
     Args:
         rate: Drop probability of the equivalent dropout, in [0, 1).
     """
+
+    supports_masking = True
 
     def __init__(self, rate, **kwargs):
         super().__init__(**kwargs)
@@ -94,6 +98,8 @@ class AlphaDropout(Layer):
         seed: Seed of this layer's generator; without it, it is seeded from
             the default one when the layer is made.
     """
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)

@@ -42,6 +42,8 @@ def _resolve_axes(layer, axes, input_shape):
 class _Normalization(Layer):
     """Arguments shared by the normalization layers: scale gamma and offset beta."""
 
+    supports_masking = True
+
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,
                  **kwargs):

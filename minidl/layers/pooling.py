@@ -10,6 +10,7 @@ from minidl.layers.conv import (
     conv_output_length, check_positive_output, normalize_data_format, normalize_padding,
     normalize_tuple)
 from minidl.layers.input_spec import InputSpec
+from minidl.layers.masking import masked_average
 
 
 class _Pooling(Layer):
@@ -161,8 +162,16 @@ class GlobalAveragePooling1D(_GlobalPooling):
     def __init__(self, data_format='channels_last', keepdims=False, **kwargs):
         super().__init__(data_format, keepdims, **kwargs)
 
-    def call(self, inputs):
+    supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is not None:
+            # The mean over the unmasked steps only, as Keras 2 takes it.
+            return masked_average(inputs, mask, self._spatial_axes[0], self.keepdims)
         return F.mean(inputs, axis=self._spatial_axes, keepdims=self.keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 class GlobalMaxPooling1D(_GlobalPooling):

@@ -50,6 +50,8 @@ def run_nodes(nodes, values, training=None, on_value=None):
             continue
         kwargs = map_structure(lambda leaf: value_of(leaf, values), node.kwargs)
         kwargs.setdefault('training', training)  # layers that do not take it drop it
+        if node.mask is not None:
+            kwargs['mask'] = map_structure(lambda leaf: value_of(leaf, values), node.mask)
         results = node.layer(map_structure(lambda leaf: value_of(leaf, values), node.inputs),
                              **kwargs)
         for symbol, value in zip(flatten(node.outputs), flatten(results)):

@@ -30,6 +30,8 @@ class SymbolicTensor:
         index: Which of the node's outputs it is.
     """
 
+    _keras_mask = None  # the mask that travels with it (minidl.layers.masking)
+
     def __init__(self, shape, dtype='float32', node=None, index=0, name=None):
         self.shape = tuple(None if size is None else int(size) for size in shape)
         self.dtype = np.dtype(dtype)
@@ -68,17 +70,32 @@ class Node:
         kwargs: Other call arguments; they may hold symbolic tensors too
             (``initial_state=[h, c]``).
         outputs: The structure of symbolic tensors returned.
+        mask: The masks of the inputs, passed to the layer's ``call`` as
+            ``mask`` when the graph is replayed (None when there are none, or
+            the layer takes none); not part of ``kwargs``, since a saved
+            graph recomputes them when it is rebuilt.
         id: Creation order, which breaks ties when the graph is sorted.
     """
 
-    def __init__(self, layer, inputs, kwargs, outputs):
+    def __init__(self, layer, inputs, kwargs, outputs, mask=None):
         self.layer, self.inputs, self.kwargs, self.outputs = layer, inputs, kwargs, outputs
+        self.mask = mask
         self.id = next(_node_ids)
 
     @property
-    def parents(self):
-        """Symbolic tensors this node reads, from its inputs and call arguments."""
+    def inbound(self):
+        """Symbolic tensors the layer was called on, in its inputs and call arguments."""
         return [t for t in flatten([self.inputs, self.kwargs]) if isinstance(t, SymbolicTensor)]
+
+    @property
+    def parents(self):
+        """Symbolic tensors this node reads: :attr:`inbound` and the masks."""
+        return self.inbound + [t for t in flatten(self.mask) if isinstance(t, SymbolicTensor)]
+
+
+def next_node_id():
+    """An id below those of every node made from now on (ids only need to increase)."""
+    return next(_node_ids)
 
 
 def _recorded(function, reflected=False):

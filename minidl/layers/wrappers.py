@@ -55,6 +55,8 @@ class TimeDistributed(Wrapper):
         layer: The layer to apply at each step (one input, one output).
     """
 
+    supports_masking = True
+
     def __init__(self, layer, **kwargs):
         super().__init__(layer, **kwargs)
         self.input_spec = InputSpec(min_ndim=3)
@@ -69,10 +71,13 @@ class TimeDistributed(Wrapper):
         self.layer._build_once(self._step_shape(input_shape))
         self.built = True
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, mask=None):
         batch, steps = inputs.shape[:2]
-        outputs = self.layer(F.reshape(inputs, (batch * steps,) + inputs.shape[2:]),
-                             training=training)
+        kwargs = {'training': training}
+        if mask is not None and self.layer._accepts('mask'):
+            # A mask of the steps, (batch, steps), is one entry per row of the inner call.
+            kwargs['mask'] = F.reshape(mask, (batch * steps,) + tuple(mask.shape[2:]))
+        outputs = self.layer(F.reshape(inputs, (batch * steps,) + inputs.shape[2:]), **kwargs)
         if not isinstance(outputs, Tensor):
             raise NotImplementedError(f'layer {self.name!r}: the wrapped layer '
                                       f'{self.layer.name!r} returns several outputs, which '
@@ -124,6 +129,8 @@ class Bidirectional(Wrapper):
     time-major inputs).
     """
 
+    supports_masking = True
+
     def __init__(self, layer, merge_mode='concat', weights=None, backward_layer=None,
                  **kwargs):
         if merge_mode not in _MERGE_MODES:
@@ -170,8 +177,6 @@ class Bidirectional(Wrapper):
         return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
-        if mask is not None:
-            raise NotImplementedError(f'layer {self.name!r}: masks are not supported yet')
         forward_states = backward_states = None
         if initial_state is not None:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
@@ -183,9 +188,12 @@ class Bidirectional(Wrapper):
             forward_states, backward_states = states[:len(states) // 2], \
                 states[len(states) // 2:]
         if self._fused(training):
-            return self._call_fused(inputs, forward_states, backward_states)
-        forward = self.forward_layer(inputs, training=training, initial_state=forward_states)
-        backward = self.backward_layer(inputs, training=training,
+            return self._call_fused(inputs, mask, forward_states, backward_states)
+        # With a mask the backward layer, reading the sequence reversed, starts at each
+        # sample's last unmasked step.
+        forward = self.forward_layer(inputs, mask=mask, training=training,
+                                     initial_state=forward_states)
+        backward = self.backward_layer(inputs, mask=mask, training=training,
                                        initial_state=backward_states)
         states = []
         if self.return_state:
@@ -206,14 +214,15 @@ class Bidirectional(Wrapper):
                 and forward.activity_regularizer is None
                 and backward.activity_regularizer is None)
 
-    def _call_fused(self, inputs, forward_states, backward_states):
+    def _call_fused(self, inputs, mask, forward_states, backward_states):
         forward, backward = self.forward_layer, self.backward_layer
         states = [forward._initial_states(forward_states, inputs),
                   backward._initial_states(backward_states, inputs)]
         sequences, *final_states = bidirectional_lstm(
             inputs, (forward.kernel, forward.recurrent_kernel, forward.bias),
             (backward.kernel, backward.recurrent_kernel, backward.bias),
-            initial_state=None if states[0] is None else states[0] + states[1])
+            initial_state=None if states[0] is None else states[0] + states[1],
+            **({} if mask is None else {'mask': mask}))
         if self.return_sequences and self.merge_mode == 'concat':
             output = sequences
         elif self.return_sequences:
@@ -223,6 +232,17 @@ class Bidirectional(Wrapper):
         else:
             output = self._merge(final_states[0], final_states[2])
         return self._with_states(output, final_states)
+
+    def compute_mask(self, inputs, mask=None):
+        """The input's mask for returned sequences (twice, for merge_mode None), as
+        Keras 2; None for the final outputs and the states."""
+        if isinstance(mask, list):
+            mask = mask[0]
+        output = mask if self.return_sequences else None
+        output = [output] if self.merge_mode is not None else [output, output]
+        if self.return_state:
+            output += [None] * (2 * self.forward_layer.state_count)
+        return output if len(output) > 1 else output[0]
 
     def _with_states(self, output, states):
         """The layer's result: the merged output, then the final states if asked for."""

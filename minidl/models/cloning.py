@@ -80,8 +80,8 @@ def _clone_functional(model, input_tensors):
 
     clones = {}
     for node in model._nodes:
-        if isinstance(node.layer, InputLayer):
-            continue
+        if isinstance(node.layer, InputLayer) or node.layer.computes_mask:
+            continue  # masks are made again by the cloned layers
         if id(node.layer) not in clones:
             clones[id(node.layer)] = _clone_layer(node.layer)
         outputs = clones[id(node.layer)](map_structure(value_of, node.inputs),
@@ -98,7 +98,7 @@ def _clone_layer(layer):
         return clone_model(layer)
     if isinstance(layer, Lambda):
         # Its function is code, absent from configs: the clone calls the same function.
-        return Lambda(layer.function, output_shape=layer._output_shape,
+        return Lambda(layer.function, output_shape=layer._output_shape, mask=layer.mask,
                       arguments=layer.arguments, **Layer.get_config(layer))
     classes = {type(inner).__name__: type(inner) for inner in layer.flatten_layers()}
     with custom_object_scope(classes):

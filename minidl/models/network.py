@@ -55,8 +55,12 @@ class Network(Layer):
         for tensor in self.inputs:
             if not isinstance(tensor.node.layer, InputLayer):
                 raise ValueError(f'model {self.name!r}: input {tensor!r} does not come from Input')
-        self._nodes = _sorted_nodes(self.inputs, self.outputs, self.name)
-        self.layers = list(dict.fromkeys(node.layer for node in self._nodes))
+        # The outputs' masks (minidl.layers.masking) are computed with them, for the loss.
+        self._output_masks = [t._keras_mask for t in self.outputs]
+        masks = [m for m in flatten(self._output_masks) if isinstance(m, SymbolicTensor)]
+        self._nodes = _sorted_nodes(self.inputs, self.outputs + masks, self.name)
+        self.layers = list(dict.fromkeys(node.layer for node in self._nodes
+                                         if not node.layer.computes_mask))
         names = [layer.name for layer in self.layers]
         duplicates = sorted({name for name in names if names.count(name) > 1})
         if duplicates:
@@ -126,7 +130,19 @@ class Network(Layer):
             with not_recording_losses():
                 run_nodes(self._loss_nodes, values, training)
             self.add_loss([values[id(loss)] for loss in self._symbolic_losses])
+        for symbol, mask in zip(self.outputs, self._output_masks):
+            if mask is not None:
+                # Fresh Tensors made by the graph's layers: the mask can ride on them.
+                values[id(symbol)]._keras_mask = value_of(mask, values)
         return map_structure(lambda leaf: value_of(leaf, values), self._output_structure)
+
+    def compute_mask(self, inputs, mask=None):
+        """None: a model called as a layer passes no mask on, and takes none in.
+
+        The masks its own layers make stay inside it (they still weigh its
+        loss when it is trained itself).
+        """
+        return None
 
     def _flatten_inputs(self, inputs):
         if isinstance(inputs, dict):

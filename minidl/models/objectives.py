@@ -188,8 +188,9 @@ class Objectives:
         weight = None if sample_weight is None else Tensor(sample_weight)
         for index, target in zip(self.target_indices, y_true or []):
             target = _as_target(target)
+            output_weight = output_mask_weights(y_pred[index], weight)
             for metric in self.metrics[index]:
-                metric.update_state(target, y_pred[index].detach(), weight)
+                metric.update_state(target, y_pred[index].detach(), output_weight)
 
     def totals(self):
         """All sums as one float64 vector (what a strategy adds across processes)."""
@@ -274,6 +275,40 @@ def _is_temporal(mode):
     return mode == 'temporal'
 
 
+def _masked(per_step, mask, output_name):
+    """Losses of masked steps zeroed, the others scaled by ``1 / mean(mask)``.
+
+    Keras 2's rule: the loss is then the mean over the unmasked steps of the
+    part of the batch computed here (the whole batch in one process; each
+    micro-shard, or each process's share, in minidl_dist). A part with no
+    unmasked step adds nothing.
+    """
+    if tuple(mask.shape) != tuple(per_step.shape[:mask.ndim]):
+        raise ValueError(f'output {output_name!r} has a mask of shape {tuple(mask.shape)}, '
+                         f'but its loss gives values of shape {tuple(per_step.shape)}; a '
+                         f'masked output needs a loss per time step (shape (samples, '
+                         f'timesteps)), as Keras\'s losses give')
+    weights = mask.data.astype(per_step.dtype)
+    mean = float(weights.mean()) if weights.size else 0.0
+    if mean:
+        weights = weights / per_step.xp.asarray(mean, per_step.dtype)
+    weights = weights.reshape(weights.shape + (1,) * (per_step.ndim - weights.ndim))
+    return per_step * Tensor._wrap(weights)
+
+
+def output_mask_weights(output, sample_weight):
+    """The weights of a masked output's steps for its metrics: the mask, times the
+    sample weights (broadcast along time, or per step when temporal)."""
+    mask = getattr(output, '_keras_mask', None)
+    if mask is None:
+        return sample_weight
+    weights = mask.data.astype(output.dtype)
+    if sample_weight is not None:
+        given = sample_weight.data.astype(output.dtype)
+        weights = weights * given.reshape(given.shape + (1,) * (weights.ndim - given.ndim))
+    return Tensor._wrap(weights)
+
+
 def _summed_loss(loss, target, output, weight, local_count, temporal, output_name):
     """Sum over this part's samples of the (sample-weighted) loss of one output.
 
@@ -289,6 +324,9 @@ def _summed_loss(loss, target, output, weight, local_count, temporal, output_nam
     if per_sample.ndim == 0:
         # A loss that already averages over the batch: undo the mean.
         return per_sample * local_count
+    mask = getattr(output, '_keras_mask', None)
+    if mask is not None:
+        per_sample = _masked(per_sample, mask, output_name)
     if temporal and weight is not None:
         if per_sample.ndim < 2 or tuple(weight.shape) != tuple(per_sample.shape[:2]):
             raise ValueError(f'output {output_name!r}: temporal sample weights of shape '

@@ -55,7 +55,7 @@ def _rows(model, layer, sequential_like):
         return [[name, output_shape, params]]
     sources = []
     for node in nodes:
-        for parent in node.parents:
+        for parent in node.inbound:
             owner = parent.node.layer
             node_index = [n for n in model._nodes if n.layer is owner].index(parent.node)
             sources.append(f'{owner.name}[{node_index}][{parent.index}]')
@@ -77,15 +77,16 @@ def _is_sequential_like(model):
     """
     if type(model).__name__ == 'Sequential':
         return True
+    graph = [node for node in model._nodes if not node.layer.computes_mask]
     depths = {id(tensor.node): 0 for tensor in flatten(model.outputs)}
-    for node in reversed(model._nodes):  # children before their parents
-        for parent in node.parents:
+    for node in reversed(graph):  # children before their parents
+        for parent in node.inbound:
             key = id(parent.node)
             depths[key] = max(depths.get(key, 0), depths.get(id(node), 0) + 1)
     nodes_at = {}
-    for node in model._nodes:
+    for node in graph:
         nodes_at.setdefault(depths[id(node)], []).append(node)
-    return all(len(nodes) == 1 and len(nodes[0].parents) <= 1 for nodes in nodes_at.values())
+    return all(len(nodes) == 1 and len(nodes[0].inbound) <= 1 for nodes in nodes_at.values())
 
 
 def _unique(weights):

@@ -182,7 +182,9 @@ def _add_model(graph, model, prefix, options):
 
     for node in model._nodes:
         layer = node.layer
-        for position, parent in enumerate(node.parents):
+        if layer.computes_mask:
+            continue
+        for position, parent in enumerate(node.inbound):
             consumer = prefix + layer.name
             if expanded(layer):
                 # The tensor feeds the nested model's input layer at the same position.
@@ -195,7 +197,8 @@ def _add_model(graph, model, prefix, options):
 
 def _layers(model):
     """The layers of the model's graph, each once, in order (input layers included)."""
-    return list(dict.fromkeys(node.layer for node in model._nodes))
+    return list(dict.fromkeys(node.layer for node in model._nodes
+                              if not node.layer.computes_mask))
 
 
 def _title(layer):

@@ -74,8 +74,7 @@ def test_embedding_config_round_trip_and_errors():
     assert config['batch_input_shape'] == [None, 5]
     clone = Embedding.from_config(config)
     assert clone.get_config() == layer.get_config()
-    with pytest.raises(NotImplementedError, match='mask_zero'):
-        Embedding(10, 4, mask_zero=True)
+    assert Embedding.from_config(Embedding(10, 4, mask_zero=True).get_config()).mask_zero
     with pytest.raises(ValueError, match='input_dim'):
         Embedding(0, 4)
     with pytest.raises(ValueError, match='output_dim'):
