@@ -24,6 +24,9 @@ from minidl.functions.noise import dropout
 from minidl.functions.embedding import embedding
 from minidl.functions.conv import conv1d, conv2d
 from minidl.functions.pooling import avg_pool2d, global_avg_pool2d, global_max_pool2d, max_pool2d
+from minidl.functions.conv3d import conv3d, conv3d_transpose
+from minidl.functions.pooling3d import avg_pool3d, max_pool3d
+from minidl.functions.local import local_conv
 from minidl.functions.normalization import batch_norm, layer_norm
 from minidl.functions.ctc import ctc_loss
 from minidl.functions.rnn import simple_rnn

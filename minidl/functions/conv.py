@@ -20,6 +20,9 @@ kernel flipped in space and its in/out axes swapped: one im2col + GEMM with
 would multiply the zeros between strided outputs, so it keeps col2im.)
 """
 
+import itertools
+import math
+
 import numpy as np
 
 from minidl.functions.windows import (
@@ -56,19 +59,21 @@ class Conv2D(Function):
 
     def forward(self, x, kernel, *bias):
         xp = self.xp
-        if self.pads != ((0, 0), (0, 0)):
-            x = pad_spatial(xp, x, self.pads, (2, 3) if self.channels_first else (1, 2))
+        rank = kernel.ndim - 2
+        if any(any(pads) for pads in self.pads):
+            first = 2 if self.channels_first else 1
+            x = pad_spatial(xp, x, self.pads, tuple(range(first, first + rank)))
         if self.channels_first:
-            x = x.transpose(0, 2, 3, 1)
-        n, c = x.shape[0], x.shape[3]
-        kh, kw, _, out = kernel.shape
+            x = x.transpose(0, *range(2, rank + 2), 1)
+        n, c = x.shape[0], x.shape[-1]
+        window, out = kernel.shape[:-2], kernel.shape[-1]
         self.kernel = kernel
         self.in_shape = (n,) + tuple(
-            size - sum(pads) for size, pads in zip(x.shape[1:3], self.pads)) + (c,)
+            size - sum(pads) for size, pads in zip(x.shape[1:-1], self.pads)) + (c,)
         self.out_size = tuple(output_size(size, (0, 0), *args) for size, args in zip(
-            x.shape[1:3], zip((kh, kw), self.strides, self.dilations)))
+            x.shape[1:-1], zip(window, self.strides, self.dilations)))
         y, columns, self.chunk = self._convolve(
-            x, kernel.reshape(kh * kw * c, out), self.strides, self.out_size, *bias)
+            x, kernel.reshape(math.prod(window) * c, out), self.strides, self.out_size, *bias)
         # The kernel gradient needs the columns: keep a single chunk's, or
         # else the input to rebuild them from.
         keep = self.needs_input_grad[1]
@@ -76,7 +81,9 @@ class Conv2D(Function):
         self.columns = columns if keep and single else None
         self.x = x if keep and not single else None
         y = y.reshape(n, *self.out_size, out)
-        return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
+        if self.channels_first:
+            return xp.ascontiguousarray(y.transpose(0, rank + 1, *range(1, rank + 1)))
+        return y
 
     def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
         """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
@@ -86,16 +93,16 @@ class Conv2D(Function):
             and the number of images per chunk.
         """
         xp = self.xp
-        n, rows = x.shape[0], out_size[0] * out_size[1]
+        n, rows = x.shape[0], math.prod(out_size)
         dtype = xp.result_type(x, kernel_matrix)
         chunk = max(1, self.CHUNK_BYTES // (rows * kernel_matrix.shape[0] * dtype.itemsize))
         y = xp.empty((n * rows, kernel_matrix.shape[1]), dtype=dtype)
         if bias is not None:
             # Added one output row (OW pixels) at a time: far fewer, longer
             # runs than one pixel's few channels at a time.
-            row_bias = xp.tile(bias.astype(dtype, copy=False), out_size[1])
+            row_bias = xp.tile(bias.astype(dtype, copy=False), out_size[-1])
         for start in range(0, n, chunk):
-            columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:2],
+            columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:-2],
                              strides, self.dilations)
             y_chunk = y[start * rows:(start + chunk) * rows]
             xp.matmul(columns, kernel_matrix, out=y_chunk)
@@ -106,15 +113,16 @@ class Conv2D(Function):
 
     def backward(self, grad):
         xp = self.xp
+        rank = self.kernel.ndim - 2
         if self.channels_first:
-            grad = grad.transpose(0, 2, 3, 1)
+            grad = grad.transpose(0, *range(2, rank + 2), 1)
         grad = xp.ascontiguousarray(grad)
         grad_rows = grad.reshape(-1, self.kernel.shape[-1])
         grad_x = grad_kernel = grad_bias = None
         if self.needs_input_grad[0]:
             grad_x = self._input_grad(grad)
             if self.channels_first:
-                grad_x = grad_x.transpose(0, 3, 1, 2)
+                grad_x = grad_x.transpose(0, rank + 1, *range(1, rank + 1))
         if self.needs_input_grad[1]:
             grad_kernel = self._kernel_grad(grad_rows).reshape(self.kernel.shape)
         if len(self.needs_input_grad) == 3 and self.needs_input_grad[2]:
@@ -124,28 +132,31 @@ class Conv2D(Function):
 
     def _kernel_grad(self, grad_rows):
         """``columns.T @ grad``, summed chunk by chunk in a fixed order: deterministic."""
-        rows = self.out_size[0] * self.out_size[1]
+        rows = math.prod(self.out_size)
         grad_kernel = None
         for start in range(0, self.in_shape[0], self.chunk):
             columns = self.columns if self.x is None else im2col(
                 self.xp, self.x[start:start + self.chunk], self.out_size,
-                self.kernel.shape[:2], self.strides, self.dilations)
+                self.kernel.shape[:-2], self.strides, self.dilations)
             part = columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
             grad_kernel = part if grad_kernel is None else grad_kernel + part
         return grad_kernel
 
     def _input_grad(self, grad):
         """The (N, H, W, C) input gradient of the NHWC output gradient ``grad``."""
-        kh, kw, c, out = self.kernel.shape
-        extents = [d * (k - 1) for d, k in zip(self.dilations, (kh, kw))]
+        *window, c, out = self.kernel.shape
+        rank = len(window)
+        extents = [d * (k - 1) for d, k in zip(self.dilations, window)]
         pads = tuple((e - before, e - after) for e, (before, after) in zip(extents, self.pads))
         convolve = c * out <= self.THIN_KERNEL_SLICE and c >= self.MIN_CONVOLVED_CHANNELS
-        if not convolve or self.strides != (1, 1) or min(min(p) for p in pads) < 0:
+        if not convolve or any(s != 1 for s in self.strides) or min(min(p) for p in pads) < 0:
             return self._col2im(grad.reshape(-1, out))
-        padded = pad_spatial(self.xp, grad, pads, (1, 2))
-        flipped = self.kernel[::-1, ::-1].transpose(0, 1, 3, 2)  # (kh, kw, out, in)
-        matrix = self.xp.ascontiguousarray(flipped).reshape(kh * kw * out, c)
-        grad_x, _, _ = self._convolve(padded, matrix, (1, 1), self.in_shape[1:3])
+        padded = pad_spatial(self.xp, grad, pads, tuple(range(1, rank + 1)))
+        # The kernel flipped in space, with in/out swapped: (kh, kw, out, in).
+        flipped = self.kernel[(slice(None, None, -1),) * rank].transpose(
+            *range(rank), rank + 1, rank)
+        matrix = self.xp.ascontiguousarray(flipped).reshape(math.prod(window) * out, c)
+        grad_x, _, _ = self._convolve(padded, matrix, (1,) * rank, self.in_shape[1:-1])
         return grad_x.reshape(self.in_shape)
 
     def _col2im(self, grad_rows):
@@ -158,22 +169,23 @@ class Conv2D(Function):
         """
         xp = self.xp
         grad_x = xp.zeros(self.in_shape, dtype=grad_rows.dtype)
-        kh, kw = self.kernel.shape[:2]
-        row_pairs, col_pairs = (
-            offset_slices(*args) for args in zip(
-                self.in_shape[1:3], self.pads, (kh, kw), self.strides, self.dilations,
-                self.out_size))
-        pairs = [(i, j, row_pair, col_pair) for i, row_pair in enumerate(row_pairs)
-                 for j, col_pair in enumerate(col_pairs)
-                 if row_pair is not None and col_pair is not None]
-        rows = self.out_size[0] * self.out_size[1]
+        axis_pairs = [enumerate(offset_slices(*args)) for args in zip(
+            self.in_shape[1:-1], self.pads, self.kernel.shape[:-2], self.strides,
+            self.dilations, self.out_size)]
+        # One (kernel offset, input slices, output slices) per offset whose
+        # slices are non-empty along every axis.
+        pairs = [(tuple(i for i, _ in combo), tuple(pair[0] for _, pair in combo),
+                  tuple(pair[1] for _, pair in combo))
+                 for combo in itertools.product(*axis_pairs)
+                 if all(pair is not None for _, pair in combo)]
+        rows = math.prod(self.out_size)
         for start in range(0, self.in_shape[0], self.chunk):
             grad_chunk = grad_rows[start * rows:(start + self.chunk) * rows]
             grad_x_chunk = grad_x[start:start + self.chunk]
-            for i, j, row_pair, col_pair in pairs:
-                block = (grad_chunk @ self.kernel[i, j].T).reshape(
+            for offset, source, target in pairs:
+                block = (grad_chunk @ self.kernel[offset].T).reshape(
                     grad_x_chunk.shape[0], *self.out_size, -1)
-                grad_x_chunk[:, row_pair[0], col_pair[0]] += block[:, row_pair[1], col_pair[1]]
+                grad_x_chunk[(slice(None), *source)] += block[(slice(None), *target)]
         return grad_x
 
 

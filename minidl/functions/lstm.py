@@ -13,7 +13,9 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, by_step, check_arguments, recurrence, transposed
+from minidl.functions.rnn import (
+    _Recurrence, bidirectional_arguments, by_step, check_arguments, recurrence,
+    recurrent_options, transposed)
 
 
 class LSTM(_Recurrence):
@@ -33,12 +35,17 @@ class LSTM(_Recurrence):
         recurrent_kernels = recurrent_kernels * self.scale
         recurrent = xp.empty_like(gates[:, 0])
         product = xp.empty_like(hidden[:, 0])
+        dropout = self.dropout
+        dropped = None if dropout is None else xp.empty_like(product)
         multiply, tanh, matmul = xp.multiply, xp.tanh, xp.matmul
         steps = by_step(gates, *(blocks[..., k, :] for k in range(4)), hidden[:, :-1],
-                        hidden[:, 1:], cells[:, :-1], cells[:, 1:], tanh_cells)
+                        hidden[:, 1:], cells[:, :-1], cells[:, 1:], tanh_cells, self.invalid)
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
-            for step, i, f, g, o, h, h_next, c, c_next, tanh_c in steps:
-                matmul(h, recurrent_kernels, out=recurrent)
+            for step, i, f, g, o, h, h_next, c, c_next, tanh_c, invalid in steps:
+                if dropout is None:
+                    matmul(h, recurrent_kernels, out=recurrent)
+                else:
+                    matmul(multiply(h, dropout, out=dropped), recurrent_kernels, out=recurrent)
                 step += recurrent
                 self._sigmoid_(step)
                 g *= 2  # tanh(z) = 2 sigmoid(2z) - 1
@@ -48,6 +55,9 @@ class LSTM(_Recurrence):
                 c_next += product
                 tanh(c_next, out=tanh_c)
                 multiply(o, tanh_c, out=h_next)
+                if invalid is not None:  # a masked step carries the states over
+                    xp.copyto(h_next, h, where=invalid)
+                    xp.copyto(c_next, c, where=invalid)
         self.activations, self.hidden = blocks, hidden
         self.cells, self.tanh_cells = cells, tanh_cells
         return hidden, (cells[:, -1],)
@@ -70,17 +80,20 @@ class LSTM(_Recurrence):
         o_factor = tanh_cells * tanh_cells
         xp.subtract(1, o_factor, out=o_factor)
         o_factor *= o
+        # A masked step has no gate gradients and passes dc on unchanged (f = 1).
+        self._zero_invalid(factors, o_factor)
+        f = self._one_where_invalid(f)
 
         grad_h, grad_c = grad_finals
         dc = xp.empty_like(grad_c)
         dc_per_gate = dc[:, :, None]
         grad_gates = factors.reshape(factors.shape[:3] + (-1,))
         recurrent_t = transposed(self.recurrent_kernels)
-        multiply, matmul = xp.multiply, xp.matmul
+        multiply, matmul, dropout = xp.multiply, xp.matmul, self.dropout
         # Each step's factors are used once: they become its gradients in place.
         steps = by_step(grad_hidden, o_factor, f, factors[..., :3, :], factors[..., 3, :],
-                        grad_gates, reverse=True)
-        for dh, o_factor_t, f_t, cell_gates, output_gate, grad_step in steps:
+                        grad_gates, self.invalid, reverse=True)
+        for dh, o_factor_t, f_t, cell_gates, output_gate, grad_step, invalid in steps:
             dh += grad_h
             multiply(dh, o_factor_t, out=dc)
             dc += grad_c
@@ -88,13 +101,19 @@ class LSTM(_Recurrence):
             output_gate *= dh
             multiply(dc, f_t, out=grad_c)
             matmul(grad_step, recurrent_t, out=grad_h)
+            if dropout is not None:
+                grad_h *= dropout
+            if invalid is not None:
+                xp.copyto(grad_h, dh, where=invalid)
         grad_recurrent = None
         if self._needs_grad(1):
-            grad_recurrent = self._weight_gradient(self.hidden[:, :-1], grad_gates)
+            grad_recurrent = self._weight_gradient(self._recurrent_inputs(self.hidden),
+                                                   grad_gates)
         return grad_gates, grad_recurrent, None, (grad_h, grad_c)
 
 
-def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False):
+def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False,
+         mask=None, recurrent_dropout_mask=None):
     """Long short-term memory over a whole sequence (Keras 2 ``LSTM`` weights).
 
     Args:
@@ -105,6 +124,14 @@ def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=Fal
         initial_state: None (zeros) or a pair ``(h0, c0)``, each ``(batch, units)``.
         reverse: Read the sequence from its last step to its first. ``outputs``
             stay aligned with the input steps; the final states are those after step 0.
+        mask: Optional ``(batch, steps)`` array or Tensor (bool or 0/1, not
+            differentiated), True where a step is valid. At a masked step the
+            states ``h`` and ``c`` are carried over unchanged and ``h`` is also
+            the output there; the final states are those after the last valid
+            step read (with ``reverse``, the first valid step of the input).
+        recurrent_dropout_mask: Optional ``(batch, units)`` array or Tensor of
+            0 and ``1 / (1 - rate)``, the same at every step, multiplied onto
+            ``h_{t-1}`` where it enters the recurrent product only.
 
     Returns:
         ``(outputs, h_last, c_last)``: hidden states ``(batch, steps, units)``
@@ -118,11 +145,13 @@ def lstm(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=Fal
         raise ValueError('lstm: initial_state must be None or a pair (h0, c0)')
     weights = [(kernel, recurrent_kernel, bias)]
     check_arguments('lstm', x, weights, states, 4, lambda u: (4 * u,))
-    function = LSTM((bool(reverse),), bias is not None, bool(states))
+    options = recurrent_options('lstm', x, weights, mask, recurrent_dropout_mask)
+    function = LSTM((bool(reverse),), bias is not None, bool(states), **options)
     return recurrence(function, x, weights, states)
 
 
-def bidirectional_lstm(x, forward_weights, backward_weights, initial_state=None):
+def bidirectional_lstm(x, forward_weights, backward_weights, initial_state=None, mask=None,
+                       recurrent_dropout_mask=None):
     """Both directions of a bidirectional LSTM in one time loop (Keras 2 ``LSTM`` weights).
 
     Equal to ``lstm`` run forwards with ``forward_weights`` and with
@@ -138,24 +167,24 @@ def bidirectional_lstm(x, forward_weights, backward_weights, initial_state=None)
             units, and a bias if and only if the forward one has one).
         initial_state: None (zeros) or ``(h0, c0, h0_backward, c0_backward)``,
             each ``(batch, units)``.
+        mask: Optional ``(batch, steps)`` step mask, as in :func:`lstm`. The
+            backward direction reads it reversed, so with post-padding it
+            starts at each sample's last valid step.
+        recurrent_dropout_mask: None or ``(forward_mask, backward_mask)``, each
+            ``(batch, units)`` as in :func:`lstm` (or None: no dropout there).
 
     Returns:
         ``(outputs, h_last, c_last, h_last_backward, c_last_backward)``:
         ``outputs (batch, steps, 2 * units)`` holds the forward hidden states
         then the backward ones, both aligned with the input steps; the
-        backward direction's final states are those after step 0.
+        backward direction's final states are those after step 0 (its last
+        valid step read, when masked).
     """
-    if initial_state is None:
-        states = ()
-    elif isinstance(initial_state, (tuple, list)) and len(initial_state) == 4:
-        states = tuple(initial_state)
-    else:
-        raise ValueError('bidirectional_lstm: initial_state must be None or four states '
-                         '(h0, c0, h0_backward, c0_backward)')
-    weights = [tuple(forward_weights), tuple(backward_weights)]
-    if any(len(w) != 3 for w in weights):
-        raise ValueError('bidirectional_lstm: each direction\'s weights must be a triple '
-                         '(kernel, recurrent_kernel, bias)')
-    check_arguments('bidirectional_lstm', x, weights, states, 4, lambda u: (4 * u,))
-    function = LSTM((False, True), weights[0][2] is not None, bool(states))
+    name = 'bidirectional_lstm'
+    weights, states = bidirectional_arguments(
+        name, forward_weights, backward_weights, initial_state,
+        ('h0', 'c0', 'h0_backward', 'c0_backward'))
+    check_arguments(name, x, weights, states, 4, lambda u: (4 * u,))
+    options = recurrent_options(name, x, weights, mask, recurrent_dropout_mask)
+    function = LSTM((False, True), weights[0][2] is not None, bool(states), **options)
     return recurrence(function, x, weights, states)

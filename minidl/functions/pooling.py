@@ -11,6 +11,9 @@ Padding follows Keras/TensorFlow: padded cells never win a max and are not
 counted by an average.
 """
 
+import itertools
+import math
+
 import numpy as np
 
 from minidl.functions.windows import as_pair, offset_slices, output_size, resolve_padding
@@ -18,40 +21,44 @@ from minidl.tensor import Function
 
 
 class _Pool2D(Function):
-    """Shared geometry of the windowed pools: one (input, output) slice pair per offset."""
+    """Shared geometry of the windowed pools: one (input, output) slice pair per offset.
+
+    The window, strides and pads have one entry per spatial axis; two here,
+    three in the 3-D subclasses.
+    """
 
     def __init__(self, window, strides, pads, channels_first):
         self.window, self.strides, self.pads = window, strides, pads
         self.channels_first = channels_first
 
     def _spatial(self, shape):
-        """The (height, width) of an input or output shape."""
-        return shape[2:] if self.channels_first else shape[1:3]
+        """The spatial sizes, (height, width), of an input or output shape."""
+        return shape[2:] if self.channels_first else shape[1:-1]
 
     def _offsets(self, x_shape):
         """(input index, output index) pairs, one per window offset that touches the input."""
         sizes = self._spatial(x_shape)
         self.out_size = tuple(output_size(*args) for args in zip(
             sizes, self.pads, self.window, self.strides))
-        rows, cols = (offset_slices(size, pads, window, stride, 1, out)
-                      for size, pads, window, stride, out in zip(
-                          sizes, self.pads, self.window, self.strides, self.out_size))
+        axes = [offset_slices(size, pads, window, stride, 1, out)
+                for size, pads, window, stride, out in zip(
+                    sizes, self.pads, self.window, self.strides, self.out_size)]
         pairs = []
-        for row in rows:
-            for col in cols:
-                if row is None or col is None:
-                    continue
-                pairs.append((self._index(row[0], col[0]), self._index(row[1], col[1])))
+        for combo in itertools.product(*axes):  # row-major window order
+            if any(pair is None for pair in combo):
+                continue
+            pairs.append((self._index(pair[0] for pair in combo),
+                          self._index(pair[1] for pair in combo)))
         return pairs
 
-    def _index(self, rows, cols):
+    def _index(self, spatial):
         full = slice(None)
-        return (full, full, rows, cols) if self.channels_first else (full, rows, cols, full)
+        return (full, full, *spatial) if self.channels_first else (full, *spatial, full)
 
     def _output_shape(self, x_shape):
         if self.channels_first:
             return x_shape[:2] + self.out_size
-        return (x_shape[0],) + self.out_size + (x_shape[3],)
+        return (x_shape[0],) + self.out_size + (x_shape[-1],)
 
 
 class MaxPool2D(_Pool2D):
@@ -87,7 +94,7 @@ class MaxPool2D(_Pool2D):
         # Windows that tile the input (stride = pool size, no padding) touch
         # each input cell once: write each offset's share in place (no
         # temporaries, no add) and zero only cells beyond the last window.
-        tiled = self.strides == self.window and self.pads == ((0, 0), (0, 0))
+        tiled = self.strides == self.window and not any(any(pads) for pads in self.pads)
         whole = tiled and all(out * window == size for out, window, size in zip(
             self.out_size, self.window, self._spatial(self.x_shape)))
         grad_x = (xp.empty if whole else xp.zeros)(self.x_shape, dtype=grad.dtype)
@@ -116,12 +123,12 @@ class AvgPool2D(_Pool2D):
 
     def _count(self, dtype):
         """How many input cells each window covers: (1, OH, OW, 1)-broadcastable."""
-        if self.pads == ((0, 0), (0, 0)):
-            return dtype.type(self.window[0] * self.window[1])
+        if not any(any(pads) for pads in self.pads):
+            return dtype.type(math.prod(self.window))
         count = np.zeros(self.out_size, dtype=dtype)
         for _, target in self.offsets:
-            count[target[2:] if self.channels_first else target[1:3]] += 1
-        count = count[None, None] if self.channels_first else count[None, :, :, None]
+            count[target[2:] if self.channels_first else target[1:-1]] += 1
+        count = count[None, None] if self.channels_first else count[None, ..., None]
         return self.xp.asarray(count)
 
     def backward(self, grad):

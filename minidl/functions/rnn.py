@@ -24,6 +24,18 @@ buffer, from which the kernel, recurrent kernel and input gradients are one
 GEMM each per direction. Hidden states live in a ``(D, T+1, N, u)`` buffer
 whose slot 0 holds the initial state.
 
+Two options change the loop, and only when given. A step mask ``(N, T)``
+(a constructor argument of the Function, as it is not differentiated) marks
+valid steps, in Keras 2's way: at an invalid step of a sample its states
+are carried over unchanged, so its output there repeats the previous state.
+Each step computes as usual and then copies the carried states back into the
+rows of invalid samples; backward zeroes the gate gradients of invalid steps
+(once, for all steps) and passes their state gradients straight through. A
+reversed direction reads the mask reversed with the input. A recurrent dropout
+mask ``(N, u)`` per direction (Gal and Ghahramani's, one for the whole sequence
+and all gates) scales ``h_{t-1}`` where it enters the recurrent matrix
+product(s) only; the state updates use the undropped state.
+
 Sigmoid gates are evaluated as ``1 / (1 + exp(-z))`` over a whole row of gates
 at once: the kernels' sigmoid columns are pre-multiplied by -1 (exactly), so a
 single ``exp`` serves every gate. numpy's float32 ``exp`` is much faster than
@@ -31,9 +43,11 @@ its ``tanh``, and ``tanh(z) = 2 sigmoid(2z) - 1`` brings the LSTM's tanh gate
 into the same pass with a factor of -2.
 """
 
+import itertools
+
 import numpy as np
 
-from minidl.tensor import Function
+from minidl.tensor import Function, Tensor
 
 
 class _Recurrence(Function):
@@ -65,16 +79,30 @@ class _Recurrence(Function):
     gradients of the unscaled pre-activations of the input projection,
     ``grad_recurrent_biases`` is None unless the bias has a separate
     recurrent row.
+
+    During ``forward``, ``self.invalid`` is None or a ``(D, T, N, 1)`` boolean
+    array, True where a step of a sample is masked (in each direction's reading
+    order), and ``self.dropout`` None or the ``(D, N, u)`` recurrent dropout masks.
     """
 
     block_scales = (1,)
     state_count = 1
 
-    def __init__(self, directions, has_bias, has_state):
-        """``directions``: one flag per direction, True where it reads the sequence reversed."""
+    def __init__(self, directions, has_bias, has_state, mask=None, recurrent_dropout=None):
+        """Set up the recurrence.
+
+        Args:
+            directions: One flag per direction, True where it reads the sequence reversed.
+            has_bias: Whether each direction has a bias input.
+            has_state: Whether the initial states are inputs.
+            mask: None or a ``(N, T)`` array, nonzero where a step is valid.
+            recurrent_dropout: None or one ``(N, u)`` array per direction, multiplied
+                onto ``h_{t-1}`` before the recurrent matrix products.
+        """
         self.directions = tuple(directions)
         self.has_bias, self.has_state = has_bias, has_state
         self.width = 3 if has_bias else 2  # inputs per direction
+        self.mask, self.recurrent_dropout = mask, recurrent_dropout
 
     def forward(self, x, *arrays):
         xp, count, width = self.xp, len(self.directions), self.width
@@ -94,6 +122,13 @@ class _Recurrence(Function):
         self.scale = xp.repeat(xp.asarray(self.block_scales, dtype), units)
         sequences = [xp.ascontiguousarray(self._time_major(x, reverse), dtype=dtype)
                      for reverse in self.directions]
+        self.invalid = self.dropout = None
+        if self.mask is not None:
+            invalid = xp.asarray(self.mask) == 0
+            self.invalid = xp.stack([self._time_major(invalid, reverse)
+                                     for reverse in self.directions])[..., None]
+        if self.recurrent_dropout is not None:
+            self.dropout = xp.stack([xp.asarray(m, dtype=dtype) for m in self.recurrent_dropout])
         gates = xp.empty((count, steps, batch, len(self.scale)), dtype)
         for d, sequence in enumerate(sequences):
             projection = gates[d].reshape(steps * batch, -1)
@@ -177,6 +212,25 @@ class _Recurrence(Function):
         return self.xp.stack([steps_as_rows(i).T @ steps_as_rows(g)
                               for i, g in zip(inputs, grad_gates)])
 
+    def _recurrent_inputs(self, hidden):
+        """The states ``h_{t-1}`` as they enter the recurrent product: ``(D, T, N, u)``."""
+        previous = hidden[:, :-1]
+        return previous if self.dropout is None else previous * self.dropout[:, None]
+
+    def _zero_invalid(self, *arrays):
+        """Set the invalid steps of ``(D, T, N, ...)`` arrays to 0 in place (when masked)."""
+        if self.invalid is not None:
+            for array in arrays:
+                invalid = self.invalid.reshape(self.invalid.shape + (1,) * (array.ndim - 4))
+                self.xp.copyto(array, 0, where=invalid)
+
+    def _one_where_invalid(self, array):
+        """A copy of ``(D, T, N, u)`` ``array`` with 1 at invalid steps, or ``array``
+        itself when unmasked."""
+        if self.invalid is None:
+            return array
+        return self.xp.where(self.invalid, array.dtype.type(1), array)
+
     def _sigmoid_(self, array):
         """In place ``1 / (1 + exp(array))``: the sigmoid of the negated (pre-scaled) input."""
         xp = self.xp
@@ -188,45 +242,62 @@ class _Recurrence(Function):
 class SimpleRNN(_Recurrence):
     """``h_t = activation(x_t kernel + h_{t-1} recurrent_kernel + bias)``."""
 
-    def __init__(self, directions, has_bias, has_state, activation):
-        super().__init__(directions, has_bias, has_state)
+    def __init__(self, directions, has_bias, has_state, activation, **options):
+        super().__init__(directions, has_bias, has_state, **options)
         self.activation = activation
 
     def _run(self, gates, recurrent_kernels, biases, states):
-        xp = self.xp
+        xp, dropout = self.xp, self.dropout
         hidden = self._state_buffer(gates, states[0])
         recurrent = xp.empty_like(hidden[:, 0])
-        for step, h, h_next in by_step(gates, hidden[:, :-1], hidden[:, 1:]):
-            xp.matmul(h, recurrent_kernels, out=recurrent)
+        dropped = None if dropout is None else xp.empty_like(recurrent)
+        for step, h, h_next, invalid in by_step(gates, hidden[:, :-1], hidden[:, 1:],
+                                                self.invalid):
+            if dropout is None:
+                xp.matmul(h, recurrent_kernels, out=recurrent)
+            else:
+                xp.matmul(xp.multiply(h, dropout, out=dropped), recurrent_kernels, out=recurrent)
             state = xp.add(step, recurrent, out=h_next)
             if self.activation == 'tanh':
                 xp.tanh(state, out=state)
             elif self.activation == 'relu':
                 xp.maximum(state, 0, out=state)
+            if invalid is not None:
+                xp.copyto(h_next, h, where=invalid)
         self.hidden, self.recurrent_kernels = hidden, recurrent_kernels
         return hidden, ()
 
     def _backprop(self, grad_hidden, grad_finals):
-        xp, hidden = self.xp, self.hidden
+        xp, hidden, dropout = self.xp, self.hidden, self.dropout
         states = hidden[:, 1:]
         # The activation's derivative, from its output, for all steps at once.
         if self.activation == 'tanh':
-            derivatives = (1 - states * states,)
+            derivative = 1 - states * states
         elif self.activation == 'relu':
-            derivatives = ((states > 0).astype(states.dtype),)
+            derivative = (states > 0).astype(states.dtype)
         else:
-            derivatives = ()
+            derivative = None if self.invalid is None else xp.ones_like(states)
+        if derivative is not None:
+            self._zero_invalid(derivative)  # no gate gradient at masked steps
         carry = grad_finals[0]
+        through = None if self.invalid is None else xp.empty_like(carry)
         recurrent_t = transposed(self.recurrent_kernels)
         # grad_hidden becomes the gradient of the pre-activations, step by step.
-        for step, *derivative in by_step(grad_hidden, *derivatives, reverse=True):
+        for step, derivative_t, invalid in by_step(grad_hidden, derivative, self.invalid,
+                                                   reverse=True):
             step += carry
-            if derivative:
-                step *= derivative[0]
+            if invalid is not None:
+                xp.copyto(through, step)
+            if derivative_t is not None:
+                step *= derivative_t
             xp.matmul(step, recurrent_t, out=carry)
+            if dropout is not None:
+                carry *= dropout
+            if invalid is not None:
+                xp.copyto(carry, through, where=invalid)  # a masked step passes dh on
         grad_recurrent = None
         if self._needs_grad(1):
-            grad_recurrent = self._weight_gradient(hidden[:, :-1], grad_hidden)
+            grad_recurrent = self._weight_gradient(self._recurrent_inputs(hidden), grad_hidden)
         return grad_hidden, grad_recurrent, None, (carry,)
 
 
@@ -241,9 +312,13 @@ def by_step(*buffers, reverse=False):
     The views come from numpy's iteration, not from indexing in the loop body:
     a step of a small recurrence is a dozen calls on small arrays, so Python
     overhead is a noticeable part of it.
+
+    An absent buffer (None) gives None at every step.
     """
-    steps = [buffer.swapaxes(0, 1) for buffer in buffers]
-    return zip(*(s[::-1] for s in steps) if reverse else steps)
+    steps = [None if buffer is None else buffer.swapaxes(0, 1) for buffer in buffers]
+    if reverse:
+        steps = [None if s is None else s[::-1] for s in steps]
+    return zip(*(itertools.repeat(None) if s is None else s for s in steps))
 
 
 def transposed(kernels):
@@ -305,6 +380,55 @@ def check_arguments(name, x, weights, initial_states, gates, bias_shape):
                              f'{(x_shape[0], units)}, got {shapes[f"initial_state[{i}]"]}')
 
 
+def recurrent_options(name, x, weights, mask, recurrent_dropout_mask):
+    """Check a step mask and recurrent dropout masks; return them as Function options.
+
+    Args:
+        name: The function's name, for messages.
+        x: The input sequence (already checked).
+        weights: ``(kernel, recurrent_kernel, bias)`` of each direction (already checked).
+        mask: None or a ``(batch, steps)`` array or Tensor, nonzero (True) where a
+            step is valid.
+        recurrent_dropout_mask: None, or a ``(batch, units)`` array or Tensor for
+            one direction, or a pair of them (either may be None) for two.
+
+    Returns:
+        Keyword arguments ``mask`` and ``recurrent_dropout`` for :class:`_Recurrence`.
+    """
+    batch, steps = _data(x).shape[:2]
+    units = _data(weights[0][1]).shape[0]
+    mask = _data(mask)
+    if mask is not None and tuple(mask.shape) != (batch, steps):
+        raise ValueError(f'{name}: mask must have shape (batch, steps) = {(batch, steps)}, '
+                         f'got {tuple(mask.shape)}')
+    masks = recurrent_dropout_mask
+    if masks is not None:
+        if len(weights) == 1:
+            masks = (masks,)
+        elif not isinstance(masks, (tuple, list)) or len(masks) != len(weights):
+            raise ValueError(f'{name}: recurrent_dropout_mask must be a pair '
+                             '(forward_mask, backward_mask)')
+        masks = [_data(m) for m in masks]
+        if all(m is None for m in masks):
+            masks = None
+    if masks is not None:
+        for d, m in enumerate(masks):
+            suffix = f' (direction {d})' if len(weights) > 1 else ''
+            if m is not None and tuple(m.shape) != (batch, units):
+                raise ValueError(f'{name}: recurrent_dropout_mask{suffix} must have shape '
+                                 f'(batch, units) = {(batch, units)}, got {tuple(m.shape)}')
+        # A direction without dropout keeps its state: a mask of ones (exact).
+        masks = [np.ones((batch, units)) if m is None else m for m in masks]
+    return {'mask': mask, 'recurrent_dropout': masks}
+
+
+def _data(value):
+    """The array of a Tensor, or ``value`` itself (an array, or None)."""
+    if isinstance(value, Tensor):
+        return value.data
+    return value if value is None or hasattr(value, 'shape') else np.asarray(value)
+
+
 def recurrence(function, x, weights, initial_states):
     """Apply a :class:`_Recurrence` to its arguments, leaving out absent biases.
 
@@ -323,7 +447,7 @@ def recurrence(function, x, weights, initial_states):
 
 
 def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False,
-               activation='tanh'):
+               activation='tanh', mask=None, recurrent_dropout_mask=None):
     """Fully-connected recurrent network over a whole sequence (Keras ``SimpleRNN``).
 
     Args:
@@ -335,6 +459,13 @@ def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, rever
         reverse: Read the sequence from its last step to its first. ``outputs``
             stay aligned with the input steps and ``h_last`` is the state after step 0.
         activation: ``'tanh'``, ``'relu'`` or ``'linear'``.
+        mask: Optional ``(batch, steps)`` array or Tensor (bool or 0/1, not
+            differentiated), True where a step is valid. At a masked step the
+            state is carried over unchanged and is also the output there; the
+            final state is the one after the last valid step read.
+        recurrent_dropout_mask: Optional ``(batch, units)`` array or Tensor of
+            0 and ``1 / (1 - rate)``, multiplied onto ``h_{t-1}`` where it
+            enters the recurrent product, the same at every step.
 
     Returns:
         ``(outputs, h_last)``: all states ``(batch, steps, units)`` and the final one.
@@ -345,5 +476,69 @@ def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, rever
     states = () if initial_state is None else (initial_state,)
     weights = [(kernel, recurrent_kernel, bias)]
     check_arguments('simple_rnn', x, weights, states, 1, lambda u: (u,))
-    function = SimpleRNN((bool(reverse),), bias is not None, bool(states), activation)
+    options = recurrent_options('simple_rnn', x, weights, mask, recurrent_dropout_mask)
+    function = SimpleRNN((bool(reverse),), bias is not None, bool(states), activation, **options)
     return recurrence(function, x, weights, states)
+
+
+def bidirectional_simple_rnn(x, forward_weights, backward_weights, initial_state=None,
+                             activation='tanh', mask=None, recurrent_dropout_mask=None):
+    """Both directions of a bidirectional simple RNN in one time loop.
+
+    Equal to :func:`simple_rnn` run forwards with ``forward_weights`` and with
+    ``reverse=True`` with ``backward_weights``, outputs concatenated on the last axis.
+
+    Args:
+        x: Input sequence, shape ``(batch, steps, features)``.
+        forward_weights: ``(kernel, recurrent_kernel, bias)`` of the forward
+            direction, as in :func:`simple_rnn`; bias may be None.
+        backward_weights: The same for the backward direction.
+        initial_state: None (zeros) or ``(h0, h0_backward)``, each ``(batch, units)``.
+        activation: ``'tanh'``, ``'relu'`` or ``'linear'``.
+        mask: Optional ``(batch, steps)`` step mask, as in :func:`simple_rnn`; the
+            backward direction reads it reversed.
+        recurrent_dropout_mask: None or ``(forward_mask, backward_mask)``, each
+            ``(batch, units)`` or None.
+
+    Returns:
+        ``(outputs, h_last, h_last_backward)``, ``outputs (batch, steps, 2 * units)``.
+    """
+    if activation not in ('tanh', 'relu', 'linear'):
+        raise ValueError(f"bidirectional_simple_rnn: activation must be 'tanh', 'relu' or "
+                         f"'linear', got {activation!r}")
+    name = 'bidirectional_simple_rnn'
+    weights, states = bidirectional_arguments(name, forward_weights, backward_weights,
+                                              initial_state, ('h0', 'h0_backward'))
+    check_arguments(name, x, weights, states, 1, lambda u: (u,))
+    options = recurrent_options(name, x, weights, mask, recurrent_dropout_mask)
+    function = SimpleRNN((False, True), weights[0][2] is not None, bool(states), activation,
+                         **options)
+    return recurrence(function, x, weights, states)
+
+
+def bidirectional_arguments(name, forward_weights, backward_weights, initial_state, state_names):
+    """Both directions' weight triples and the initial states, checked for their count.
+
+    Args:
+        name: The function's name, for messages.
+        forward_weights: ``(kernel, recurrent_kernel, bias)`` of the forward direction.
+        backward_weights: The same for the backward direction.
+        initial_state: None or a sequence of states named by ``state_names``.
+        state_names: The initial states' names, forward direction's first.
+
+    Returns:
+        ``(weights, states)``: a list of two triples and a tuple of states (may be empty).
+    """
+    if initial_state is None:
+        states = ()
+    elif isinstance(initial_state, (tuple, list)) and len(initial_state) == len(state_names):
+        states = tuple(initial_state)
+    else:
+        count = {2: 'two', 4: 'four'}[len(state_names)]
+        raise ValueError(f'{name}: initial_state must be None or {count} states '
+                         f'({", ".join(state_names)})')
+    weights = [tuple(forward_weights), tuple(backward_weights)]
+    if any(len(w) != 3 for w in weights):
+        raise ValueError(f'{name}: each direction\'s weights must be a triple '
+                         '(kernel, recurrent_kernel, bias)')
+    return weights, states

@@ -6,6 +6,8 @@ im2col: the matrix of every window of an NHWC array, read through a strided
 view (``as_strided``, no copy until it is gathered).
 """
 
+import math
+
 import numpy as np
 
 
@@ -17,7 +19,7 @@ def as_pair(value, name):
     return tuple(int(v) for v in pair)
 
 
-def resolve_padding(padding, sizes, windows, strides, dilations=(1, 1)):
+def resolve_padding(padding, sizes, windows, strides, dilations=None):
     """Explicit ``((top, bottom), (left, right))`` padding for a 2-D window op.
 
     Args:
@@ -27,20 +29,25 @@ def resolve_padding(padding, sizes, windows, strides, dilations=(1, 1)):
         sizes: Input ``(height, width)``.
         windows: Window ``(height, width)`` before dilation.
         strides: ``(row, col)`` strides.
-        dilations: ``(row, col)`` dilation rates.
+        dilations: ``(row, col)`` dilation rates (1 when None).
+
+    Any number of spatial axes works the same way, one pair per axis;
+    explicit padding needs no sizes (None is taken as two axes).
     """
+    rank = 2 if sizes is None else len(sizes)
     if isinstance(padding, str):
         mode = padding.lower()
         if mode == 'valid':
-            return (0, 0), (0, 0)
+            return ((0, 0),) * rank
         if mode == 'same':
+            dilations = (1,) * rank if dilations is None else dilations
             return tuple(_same_padding(*args) for args in zip(sizes, windows, strides, dilations))
         raise ValueError(f"padding must be 'valid', 'same' or explicit sizes, got {padding!r}")
     if isinstance(padding, (int, np.integer)):
-        padding = (padding, padding)
+        padding = (padding,) * rank
     try:
         pads = tuple((p, p) if isinstance(p, (int, np.integer)) else tuple(p) for p in padding)
-        valid = len(pads) == 2 and all(
+        valid = len(pads) == rank and all(
             len(p) == 2 and all(isinstance(v, (int, np.integer)) and v >= 0 for v in p)
             for p in pads)
     except TypeError:
@@ -65,6 +72,9 @@ def output_size(size, pads, window, stride, dilation=1):
 def im2col(xp, padded, out_size, window, strides, dilations):
     """The ``(N*OH*OW, kh*kw*C)`` matrix of every window of an NHWC array.
 
+    Any number of spatial axes works the same way (NDHWC gives
+    ``(N*OD*OH*OW, kd*kh*kw*C)``); the runs below are along the last one.
+
     ``padded`` may have any strides (a transposed NCHW array works). The
     copy's cost is mostly per run of values it reads in order, so the matrix
     is gathered in whichever memory order makes the longer runs: row-major (a
@@ -74,22 +84,23 @@ def im2col(xp, padded, out_size, window, strides, dilations):
     proportionally shorter, as each value then costs its own cache line.
     BLAS consumes either order without a further copy.
     """
-    n, _, _, c = padded.shape
-    s_n, s_h, s_w, s_c = padded.strides
+    n, c = padded.shape[0], padded.shape[-1]
+    s_n, *s_spatial, s_c = padded.strides
+    s_w = s_spatial[-1]
     item = padded.itemsize
-    rows, cols = n * out_size[0] * out_size[1], window[0] * window[1] * c
-    row_run = (window[1] * c if s_w * dilations[1] == c * item else c) if s_c == item else 1
-    column_run = out_size[1] * item / (s_w * strides[1])
+    rows, cols = n * math.prod(out_size), math.prod(window) * c
+    row_run = (window[-1] * c if s_w * dilations[-1] == c * item else c) if s_c == item else 1
+    column_run = out_size[-1] * item / (s_w * strides[-1])
+    window_strides = tuple(s * d for s, d in zip(s_spatial, dilations))
+    output_strides = tuple(s * t for s, t in zip(s_spatial, strides))
     if column_run > row_run:
         view = xp.lib.stride_tricks.as_strided(
             padded, shape=(*window, c, n, *out_size),
-            strides=(s_h * dilations[0], s_w * dilations[1], s_c,
-                     s_n, s_h * strides[0], s_w * strides[1]))
+            strides=(*window_strides, s_c, s_n, *output_strides))
         return view.reshape(cols, rows).T
     view = xp.lib.stride_tricks.as_strided(
         padded, shape=(n, *out_size, *window, c),
-        strides=(s_n, s_h * strides[0], s_w * strides[1],
-                 s_h * dilations[0], s_w * dilations[1], s_c))
+        strides=(s_n, *output_strides, *window_strides, s_c))
     return view.reshape(rows, cols)
 
 

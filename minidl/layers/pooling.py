@@ -45,7 +45,7 @@ class _Pooling(Layer):
 
     def call(self, inputs):
         self.compute_output_shape(inputs.shape)  # an input too small is named here
-        if self.rank == 2:
+        if self.rank >= 2:
             return self.function(inputs, self.pool_size, self.strides, self.padding,
                                  self.data_format)
         # A sequence is pooled as an image of height 1.

@@ -1,13 +1,14 @@
-"""Spatial reshaping layers (Keras 2): zero padding, cropping and nearest upsampling, 1-D and 2-D.
+"""Spatial reshaping layers (Keras 2): zero padding, cropping and upsampling, 1-D and 2-D.
 
 They are built from ``pad``, ``getitem`` and ``reshape``/``broadcast_to``,
 whose gradients are the exact inverse operations (crop, scatter, sum over
-each block).
+each block); bilinear upsampling is its own function (``upsample_bilinear2d``).
 """
 
 import numpy as np
 
 from minidl import functions as F
+from minidl.functions.resize import upsample_bilinear2d
 from minidl.layers.base import Layer
 from minidl.layers.conv import check_positive_output, normalize_data_format, normalize_tuple
 from minidl.layers.input_spec import InputSpec
@@ -62,7 +63,7 @@ class _Spatial(Layer):
 
     def get_config(self):
         config = super().get_config()
-        if self.rank == 2:
+        if self.rank >= 2:
             config['data_format'] = self.data_format
         return config
 
@@ -215,7 +216,9 @@ class UpSampling2D(_UpSampling):
     Args:
         size: Int or (rows, cols) factors.
         data_format: 'channels_last' (the default for None) or 'channels_first'.
-        interpolation: 'nearest' (the only mode minidl implements).
+        interpolation: 'nearest', or 'bilinear' as Keras 2.2.4 with TensorFlow
+            (source coordinate ``output / factor``, no half-pixel centers; see
+            :mod:`minidl.functions.resize`).
     """
 
     rank = 2
@@ -224,11 +227,16 @@ class UpSampling2D(_UpSampling):
         if interpolation not in _INTERPOLATIONS:
             raise ValueError(f'UpSampling2D: interpolation must be one of '
                              f'{", ".join(map(repr, _INTERPOLATIONS))}, got {interpolation!r}')
-        if interpolation != 'nearest':
+        if interpolation not in ('nearest', 'bilinear'):
             raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not "
-                                      f"implemented; minidl supports only 'nearest'")
+                                      f"implemented; minidl supports 'nearest' and 'bilinear'")
         super().__init__(size, data_format, **kwargs)
         self.interpolation = interpolation
+
+    def call(self, inputs):
+        if self.interpolation == 'bilinear':
+            return upsample_bilinear2d(inputs, self.size, self.data_format)
+        return super().call(inputs)
 
     def get_config(self):
         config = super().get_config()

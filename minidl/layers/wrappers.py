@@ -9,9 +9,10 @@ minidl's registered layers and the caller's ``custom_objects``).
 from minidl import functions as F
 from minidl.functions.lstm import bidirectional_lstm
 from minidl.layers.base import Layer
-from minidl.layers.base_rnn import reverse_time, states_from_inputs
 from minidl.layers.input_spec import InputSpec
 from minidl.layers.recurrent import LSTM
+from minidl.layers.rnn import reverse_time, states_from_inputs
+from minidl.layers.rnn_cells import state_sizes
 from minidl.layers.serialization import deserialize, serialize
 from minidl.tensor import Tensor
 
@@ -207,10 +208,14 @@ class Bidirectional(Wrapper):
         """Whether both directions can run in one ``bidirectional_lstm``."""
         forward, backward = self.forward_layer, self.backward_layer
         return (type(forward) is LSTM and type(backward) is LSTM
+                and forward.fusable() and backward.fusable()
+                and not (forward.stateful or backward.stateful)
                 and not forward.go_backwards and backward.go_backwards
                 and forward.units == backward.units and forward.use_bias == backward.use_bias
                 and not (forward.time_major or backward.time_major)
-                and not (training and (forward.dropout or backward.dropout))
+                and not (training and (forward.dropout or backward.dropout
+                                       or forward.recurrent_dropout
+                                       or backward.recurrent_dropout))
                 and forward.activity_regularizer is None
                 and backward.activity_regularizer is None)
 
@@ -219,10 +224,9 @@ class Bidirectional(Wrapper):
         states = [forward._initial_states(forward_states, inputs),
                   backward._initial_states(backward_states, inputs)]
         sequences, *final_states = bidirectional_lstm(
-            inputs, (forward.kernel, forward.recurrent_kernel, forward.bias),
-            (backward.kernel, backward.recurrent_kernel, backward.bias),
-            initial_state=None if states[0] is None else states[0] + states[1],
-            **({} if mask is None else {'mask': mask}))
+            inputs, (forward.kernel, forward.recurrent_kernel, forward._fused_bias()),
+            (backward.kernel, backward.recurrent_kernel, backward._fused_bias()),
+            initial_state=states[0] + states[1], mask=mask)
         if self.return_sequences and self.merge_mode == 'concat':
             output = sequences
         elif self.return_sequences:
@@ -241,7 +245,7 @@ class Bidirectional(Wrapper):
         output = mask if self.return_sequences else None
         output = [output] if self.merge_mode is not None else [output, output]
         if self.return_state:
-            output += [None] * (2 * self.forward_layer.state_count)
+            output += [None] * (2 * len(state_sizes(self.forward_layer.cell)))
         return output if len(output) > 1 else output[0]
 
     def _with_states(self, output, states):

@@ -187,6 +187,14 @@ class Network(Layer):
         return any(layer.uses_learning_phase if isinstance(layer, Network)
                    else layer._accepts('training') for layer in self._tracked_layers())
 
+    def reset_states(self):
+        """Reset the states of every stateful layer (RNNs with ``stateful=True``), as
+        Keras 2 scripts do between epochs or independent sequences."""
+        for layer in self.flatten_layers():
+            if layer is not self and getattr(layer, 'stateful', False) \
+                    and hasattr(layer, 'reset_states'):
+                layer.reset_states()
+
     def get_layer(self, name=None, index=None):
         """The layer called ``name``, or at position ``index`` of :attr:`layers`
         (``index`` wins when both are given, as in Keras)."""

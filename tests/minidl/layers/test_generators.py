@@ -34,8 +34,8 @@ def test_one_walk_finds_every_generator_of_a_nested_model_once():
     names = [name for name, _ in outer.named_generators()]
     expected = {f'{outer.name}/shuffle_generator', f'{inner.name}/shuffle_generator',
                 f'{inner.layers[1].name}/generator',
-                f'{recurrent.forward_layer.name}/generator',
-                f'{recurrent.backward_layer.name}/generator'}
+                f'{recurrent.forward_layer.name}_cell/generator',
+                f'{recurrent.backward_layer.name}_cell/generator'}
     assert set(names) == expected and len(names) == len(expected)
     assert len({id(g) for _, g in outer.named_generators()}) == len(expected)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from minidl.compute import set_seed
+from minidl.layers.rnn_cells import state_sizes
 from minidl.layers.core import Dense
 from minidl.layers.input_layer import Input
 from minidl.layers.recurrent import GRU, LSTM, SimpleRNN
@@ -73,7 +74,7 @@ def _torch_grads(torch, layer, module):
 def _compare(torch, layer, x, go_backwards=False, with_state=False):
     """Run ``layer`` (return_sequences, return_state) and its PyTorch twin; compare all."""
     units, batch = layer.units, x.shape[0]
-    states = [_random(batch, units, seed=5 + i) for i in range(layer.state_count)]
+    states = [_random(batch, units, seed=5 + i) for i in range(len(state_sizes(layer.cell)))]
     module = torch_module(torch, layer, x.shape[-1])
     x_tensor = Tensor(x, requires_grad=True)
     state_tensors = [Tensor(s, requires_grad=True) for s in states]
@@ -303,14 +304,8 @@ def test_simple_rnn_relu_and_linear():
 def test_errors():
     with pytest.raises(ValueError, match='units'):
         LSTM(0)
-    with pytest.raises(NotImplementedError, match='recurrent_dropout'):
-        GRU(4, recurrent_dropout=0.2)
-    with pytest.raises(NotImplementedError, match='stateful'):
-        LSTM(4, stateful=True)
-    with pytest.raises(NotImplementedError, match='hard_sigmoid'):
-        LSTM(4, recurrent_activation='hard_sigmoid')
-    with pytest.raises(NotImplementedError, match='relu'):
-        GRU(4, activation='relu')
+    with pytest.raises(ValueError, match='recurrent_dropout'):
+        GRU(4, recurrent_dropout=-0.2)
     with pytest.raises(ValueError, match='dropout'):
         SimpleRNN(4, dropout=1.0)
     with pytest.raises(ValueError, match='implementation'):
@@ -321,12 +316,12 @@ def test_errors():
         layer(_random(2, 3, 6))
     with pytest.raises(ValueError, match='lstm_e'):
         layer(_random(2, 5))
-    with pytest.raises(ValueError, match='2 initial state'):
+    with pytest.raises(ValueError, match='has 2 state'):
         layer(_random(2, 3, 5), initial_state=[_random(2, 4)])
     with pytest.raises(ValueError, match=r'\(2, 4\)'):
         layer(_random(2, 3, 5), initial_state=[_random(2, 3), _random(2, 3)])
-    with pytest.raises(NotImplementedError, match='mask'):
-        layer(_random(2, 3, 5), mask=np.ones((2, 3), bool))
+    with pytest.raises(ValueError, match='mask'):
+        layer(_random(2, 3, 5), mask=np.ones((2, 4), bool))
     with pytest.raises(ValueError, match='features'):
         GRU(3)(Input((4, None)))
 

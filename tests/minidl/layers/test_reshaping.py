@@ -114,8 +114,8 @@ def test_bad_arguments():
         UpSampling2D(0)
     with pytest.raises(ValueError, match='data_format'):
         UpSampling2D(data_format='NCHW')
-    with pytest.raises(NotImplementedError, match='bilinear'):
-        UpSampling2D(interpolation='bilinear')
+    with pytest.raises(NotImplementedError, match='bicubic'):
+        UpSampling2D(interpolation='bicubic')
     with pytest.raises(ValueError, match='interpolation'):
         UpSampling2D(interpolation='cubic')
 

@@ -7,7 +7,7 @@ import pytest
 
 from minidl.layers.conv import Conv2D
 from minidl.layers.core import Dense, Dropout
-from minidl.layers.base_rnn import reverse_time
+from minidl.layers.rnn import reverse_time
 from minidl.layers.input_layer import Input
 from minidl.layers.recurrent import GRU, LSTM, SimpleRNN
 from minidl.layers.serialization import deserialize, serialize
