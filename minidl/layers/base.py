@@ -169,6 +169,10 @@ class Layer:
                                 f'after the inputs by keyword')
             return self._call_symbolic(inputs, kwargs)
         inputs = map_structure(_as_tensor, inputs)
+        if not self.integer_inputs and type(self).build is not Layer.build:
+            # A layer with weights computes in its float dtype: boolean and integer
+            # data (one-hot flags, pixel counts) take it, as fed to a Keras model.
+            inputs = map_structure(lambda x: _as_float(x, self.dtype), inputs)
         shapes = map_structure_tensors(lambda x: x.shape, inputs)
         check_input_specs(self, shapes)  # before build, so bad input creates no weights
         if not self.built:
@@ -469,6 +473,13 @@ def _checked_dtype(layer, dtype):
                          f'{type(layer).__name__} has weights, which must be floating '
                          f"('float16', 'float32' or 'float64')")
     return dtype.name
+
+
+def _as_float(value, dtype):
+    """``value`` in ``dtype`` if it is a Tensor of booleans or integers."""
+    if isinstance(value, Tensor) and value.dtype.kind in 'biu':
+        return Tensor._wrap(value.data.astype(dtype))
+    return value
 
 
 def _as_tensor(value):

@@ -33,6 +33,9 @@ class Network(Layer):
         name: Model name.
     """
 
+    # It gives integer data the dtype of the Input it feeds itself (see call).
+    integer_inputs = True
+
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)
         self.layers = []
