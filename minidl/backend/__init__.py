@@ -17,9 +17,11 @@ comparisons, dot products), ``reductions``, ``shaping``, ``nn``
 (the learning phase) and ``graph`` (function, gradients, clear_session).
 
 Not provided, because minidl has no equivalent: sessions (``get_session``),
-sparse tensors, ``rnn`` (minidl's recurrent layers have their own loops),
-``ctc_decode``, transposed, separable, depthwise and 3-D convolutions,
-``local_conv1d``/``local_conv2d`` and bilinear resizing.
+sparse tensors, ``rnn`` (minidl's recurrent layers have their own loops) and
+``ctc_decode``. Transposed, separable, depthwise, 3-D and locally connected
+convolutions, 3-D pooling and bilinear resizing exist as layers
+(``Conv2DTranspose``, ``UpSampling2D(interpolation='bilinear')``, ...) and as
+``minidl.functions``, not yet as backend functions.
 """
 
 from minidl.backend.config import (

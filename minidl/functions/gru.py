@@ -14,9 +14,9 @@ loop and layouts are described in ``rnn.py``.
 
 import numpy as np
 
-from minidl.functions.rnn import (
-    _Recurrence, bidirectional_arguments, by_step, check_arguments, recurrence,
-    recurrent_options, transposed)
+from minidl.functions.rnn import _Recurrence, by_step, transposed
+from minidl.functions.rnn_arguments import (
+    bidirectional_arguments, check_arguments, recurrence, recurrent_options)
 
 
 class _GRU(_Recurrence):

@@ -13,9 +13,9 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
-from minidl.functions.rnn import (
-    _Recurrence, bidirectional_arguments, by_step, check_arguments, recurrence,
-    recurrent_options, transposed)
+from minidl.functions.rnn import _Recurrence, by_step, transposed
+from minidl.functions.rnn_arguments import (
+    bidirectional_arguments, check_arguments, recurrence, recurrent_options)
 
 
 class LSTM(_Recurrence):
