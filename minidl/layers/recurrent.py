@@ -36,7 +36,6 @@ Shared arguments (every layer)::
 """
 
 from minidl import activations, regularizers
-from minidl import functions as F
 from minidl.functions.gru import gru
 from minidl.functions.lstm import lstm
 from minidl.functions.rnn import simple_rnn
