@@ -33,6 +33,11 @@ class Wrapper(Layer):
         super().__init__(**kwargs)
         self.layer = layer
 
+    @property
+    def integer_inputs(self):
+        """The wrapped layer's: TimeDistributed(Embedding) reads indices as they are."""
+        return self.layer.integer_inputs
+
     def get_config(self):
         config = super().get_config()
         config['layer'] = serialize(self.layer)

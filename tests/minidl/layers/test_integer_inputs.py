@@ -34,3 +34,16 @@ def test_layers_called_directly_cast_boolean_and_integer_data():
         output = layer(x)
         assert output.dtype == np.float32
         np.testing.assert_array_equal(output.numpy(), layer(x.astype('float32')).numpy())
+
+
+def test_indices_reach_an_embedding_inside_a_wrapper_unrounded():
+    from minidl.layers import Embedding, Input, TimeDistributed
+    from minidl.models import Model
+    words = Input((2, 3), dtype='int64')
+    wrapped = TimeDistributed(Embedding(2 ** 24 + 3, 1))
+    model = Model(words, wrapped(words))
+    index = 2 ** 24 + 1  # float32 would round it to 2**24
+    table = wrapped.layer.get_weights()[0]
+    assert table[index] != table[index - 1]
+    np.testing.assert_array_equal(model.predict(np.full((1, 2, 3), index))[0, 0, 0],
+                                  table[index])
