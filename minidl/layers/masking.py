@@ -21,25 +21,8 @@ arrays directly takes a mask only through its ``mask`` argument.
 
 from minidl import functions as F
 from minidl.layers.base import Layer
-from minidl.layers.nest import flatten
 from minidl.layers.operation import recordable
 from minidl.tensor import Tensor
-
-
-def mask_of(tensor):
-    """The mask carried by a symbolic tensor (or a Tensor a model returned), or None."""
-    return getattr(tensor, '_keras_mask', None)
-
-
-def collect_masks(inputs):
-    """The masks of ``inputs``: one mask (or None) for a tensor, a list for a list."""
-    if isinstance(inputs, list):
-        return [mask_of(x) for x in inputs]
-    return mask_of(inputs)
-
-
-def is_all_none(masks):
-    return all(mask is None for mask in flatten(masks))
 
 
 @recordable
