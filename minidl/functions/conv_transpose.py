@@ -1,4 +1,4 @@
-"""Transposed 2-D convolution (Keras's Conv2DTranspose, "deconvolution").
+"""Transposed convolutions (Keras's Conv2DTranspose and Conv3DTranspose, "deconvolution").
 
 A transposed convolution is the input gradient of a convolution: it maps
 the convolution's output back onto its input grid. Here it is exactly that.
@@ -26,8 +26,10 @@ cells no tap reaches are zero (plus bias). PyTorch crops ``padding`` from
 both ends instead, so the two differ for odd ``output_padding``.
 """
 
+import math
+
 from minidl.functions.conv import Conv2D, _channels_first, _shape
-from minidl.functions.windows import as_pair, output_size
+from minidl.functions.windows import as_tuple, output_size
 
 
 class ConvTranspose2D(Conv2D):
@@ -36,8 +38,12 @@ class ConvTranspose2D(Conv2D):
     Inputs are ``x`` (NHWC, or NCHW when ``channels_first``), ``kernel``
     ``(kh, kw, filters, in)`` and optionally ``bias`` ``(filters,)``.
     ``pads`` and ``target_size`` describe the convolution being transposed:
-    its padding and its input (this function's output) size.
+    its padding and its input (this function's output) size. Like Conv2D it
+    works for any number of spatial axes (the kernel's rank says how many);
+    :class:`~minidl.functions.conv3d.ConvTranspose3D` is it at rank three.
     """
+
+    rank = 2
 
     def __init__(self, strides, pads, dilations, channels_first, target_size):
         super().__init__(strides, pads, dilations, channels_first)
@@ -46,33 +52,34 @@ class ConvTranspose2D(Conv2D):
     def forward(self, x, kernel, *bias):
         xp = self.xp
         if self.channels_first:
-            x = x.transpose(0, 2, 3, 1)
+            x = xp.moveaxis(x, 1, -1)
         x = xp.ascontiguousarray(x)
-        n, height, width, _ = x.shape
-        kh, kw, filters, _ = kernel.shape
+        filters = kernel.shape[-2]
         # The transposed convolution's geometry, as Conv2D's input gradient reads it.
-        self.kernel, self.out_size = kernel, (height, width)
-        self.in_shape = (n, *self.target_size, filters)
+        self.kernel, self.out_size = kernel, x.shape[1:-1]
+        self.in_shape = (x.shape[0], *self.target_size, filters)
         itemsize = xp.result_type(x, kernel).itemsize
-        self.chunk = max(1, self.CHUNK_BYTES // (height * width * kh * kw * filters * itemsize))
+        self.chunk = max(1, self.CHUNK_BYTES // (
+            math.prod(self.out_size) * math.prod(kernel.shape[:-1]) * itemsize))
         y = self._input_grad(x)
         if bias:
             y += bias[0]
         self.input_rows = x.reshape(-1, x.shape[-1]) if self.needs_input_grad[1] else None
-        return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
+        return xp.ascontiguousarray(xp.moveaxis(y, -1, 1)) if self.channels_first else y
 
     def backward(self, grad):
         xp = self.xp
         kernel, input_rows = self.kernel, self.input_rows
         # The convolution being transposed, run forward on the output gradient:
         # its output is the input gradient; it keeps what its kernel gradient needs.
+        grad = xp.ascontiguousarray(grad)  # may arrive broadcast (zero strides)
         grad_x = Conv2D.forward(self, grad, kernel)
         grad_kernel = grad_bias = None
         if self.needs_input_grad[1]:
             grad_kernel = self._kernel_grad(input_rows).reshape(kernel.shape)
         if len(self.needs_input_grad) == 3 and self.needs_input_grad[2]:
             rows = xp.moveaxis(grad, 1, -1) if self.channels_first else grad
-            rows = xp.ascontiguousarray(rows).reshape(-1, kernel.shape[2])
+            rows = xp.ascontiguousarray(rows).reshape(-1, kernel.shape[-2])
             grad_bias = xp.ones(rows.shape[0], dtype=rows.dtype) @ rows
         return (grad_x if self.needs_input_grad[0] else None, grad_kernel,
                 grad_bias)[:len(self.needs_input_grad)]
@@ -108,14 +115,60 @@ def _placement(size, target, window, stride, dilation, padding):
 
 
 def _normalize_output_padding(output_padding, strides):
+    """None for each axis, or ``output_padding`` per axis, each in ``[0, stride)``."""
+    rank = len(strides)
     if output_padding is None:
-        return (None, None)
-    pair = (output_padding,) * 2 if isinstance(output_padding, int) else tuple(output_padding)
-    if len(pair) != 2 or not all(isinstance(v, int) and 0 <= v < s
-                                 for v, s in zip(pair, strides)):
-        raise ValueError(f'output_padding must be None or an int or pair of ints, each >= 0 '
+        return (None,) * rank
+    values = (output_padding,) * rank if isinstance(output_padding, int) \
+        else tuple(output_padding)
+    if len(values) != rank or not all(isinstance(v, int) and 0 <= v < s
+                                      for v, s in zip(values, strides)):
+        raise ValueError(f'output_padding must be None or an int or {rank} ints, each >= 0 '
                          f'and smaller than its stride {strides}, got {output_padding!r}')
-    return pair
+    return values
+
+
+def transposed_convolution(function_class, name, x, kernel, bias, strides, padding,
+                           output_padding, dilation_rate, data_format):
+    """Check Keras's arguments, size and place the output, and apply ``function_class``.
+
+    The rank (spatial axes) is the kernel's minus two; see
+    :func:`conv2d_transpose` for the arguments.
+    """
+    channels_first = _channels_first(data_format)
+    x_shape, kernel_shape = _shape(x), _shape(kernel)
+    rank = function_class.rank
+    if len(x_shape) != rank + 2 or len(kernel_shape) != rank + 2:
+        raise ValueError(f'{name} expects a {rank + 2}-D input and a {rank + 2}-D kernel, got '
+                         f'input {x_shape} and kernel {kernel_shape}')
+    channels = x_shape[1] if channels_first else x_shape[-1]
+    if channels != kernel_shape[-1]:
+        raise ValueError(f'{name}: input {x_shape} has {channels} channels but kernel '
+                         f'{kernel_shape} (window..., filters, in) expects {kernel_shape[-1]}')
+    if bias is not None and _shape(bias) != (kernel_shape[-2],):
+        raise ValueError(f'{name}: bias must have shape ({kernel_shape[-2]},) for kernel '
+                         f'{kernel_shape}, got {_shape(bias)}')
+    if not isinstance(padding, str) or padding.lower() not in ('valid', 'same'):
+        raise ValueError(f"{name}: padding must be 'valid' or 'same', got {padding!r}")
+    padding = padding.lower()
+    strides = as_tuple(strides, rank, 'strides')
+    dilations = as_tuple(dilation_rate, rank, 'dilation_rate')
+    extras = _normalize_output_padding(output_padding, strides)
+    sizes = x_shape[2:] if channels_first else x_shape[1:-1]
+    geometry = list(zip(sizes, kernel_shape[:rank], strides, dilations))
+    targets = tuple(transposed_output_size(size, window, stride, padding, extra, dilation)
+                    for (size, window, stride, dilation), extra in zip(geometry, extras))
+    pads = tuple(_placement(size, target, window, stride, dilation, padding)
+                 for (size, window, stride, dilation), target in zip(geometry, targets))
+    if min(targets) < 1 or any(
+            output_size(target, pad, window, stride, dilation) != size
+            for (size, window, stride, dilation), target, pad in zip(geometry, targets, pads)):
+        raise ValueError(f'{name}: input {x_shape} with kernel {kernel_shape}, strides '
+                         f'{strides}, padding {padding!r} and output_padding '
+                         f'{output_padding!r} gives output size {targets}, which no '
+                         f'convolution maps back onto the input')
+    function = function_class(strides, pads, dilations, channels_first, targets)
+    return function(x, kernel) if bias is None else function(x, kernel, bias)
 
 
 def conv2d_transpose(x, kernel, bias=None, strides=1, padding='valid', output_padding=None,
@@ -136,33 +189,5 @@ def conv2d_transpose(x, kernel, bias=None, strides=1, padding='valid', output_pa
     Returns:
         Tensor (N, OH, OW, filters) or (N, filters, OH, OW).
     """
-    channels_first = _channels_first(data_format)
-    x_shape, kernel_shape = _shape(x), _shape(kernel)
-    if len(x_shape) != 4 or len(kernel_shape) != 4:
-        raise ValueError(f'conv2d_transpose expects a 4-D input and a 4-D kernel, got input '
-                         f'{x_shape} and kernel {kernel_shape}')
-    channels = x_shape[1] if channels_first else x_shape[-1]
-    if channels != kernel_shape[3]:
-        raise ValueError(f'conv2d_transpose: input {x_shape} has {channels} channels but kernel '
-                         f'{kernel_shape} (kh, kw, filters, in) expects {kernel_shape[3]}')
-    if bias is not None and _shape(bias) != (kernel_shape[2],):
-        raise ValueError(f'conv2d_transpose: bias must have shape ({kernel_shape[2]},) for '
-                         f'kernel {kernel_shape}, got {_shape(bias)}')
-    if not isinstance(padding, str) or padding.lower() not in ('valid', 'same'):
-        raise ValueError(f"conv2d_transpose: padding must be 'valid' or 'same', got {padding!r}")
-    padding = padding.lower()
-    strides, dilations = as_pair(strides, 'strides'), as_pair(dilation_rate, 'dilation_rate')
-    output_padding = _normalize_output_padding(output_padding, strides)
-    sizes = x_shape[2:] if channels_first else x_shape[1:3]
-    geometry = list(zip(sizes, kernel_shape[:2], strides, dilations))
-    targets = tuple(transposed_output_size(size, window, stride, padding, extra, dilation)
-                    for (size, window, stride, dilation), extra in zip(geometry, output_padding))
-    if min(targets) < 1:
-        raise ValueError(f'conv2d_transpose: input {x_shape} with kernel {kernel_shape} gives '
-                         f'an empty output {targets}')
-    pads = tuple(_placement(size, target, window, stride, dilation, padding)
-                 for (size, window, stride, dilation), target in zip(geometry, targets))
-    assert all(output_size(target, pad, window, stride, dilation) == size
-               for (size, window, stride, dilation), target, pad in zip(geometry, targets, pads))
-    function = ConvTranspose2D(strides, pads, dilations, channels_first, targets)
-    return function(x, kernel) if bias is None else function(x, kernel, bias)
+    return transposed_convolution(ConvTranspose2D, 'conv2d_transpose', x, kernel, bias,
+                                  strides, padding, output_padding, dilation_rate, data_format)

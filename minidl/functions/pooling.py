@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from minidl.functions.windows import as_pair, offset_slices, output_size, resolve_padding
+from minidl.functions.windows import as_tuple, offset_slices, output_size, resolve_padding
 from minidl.tensor import Function
 
 
@@ -198,17 +198,18 @@ def _shape(value):
     return tuple(value.shape) if hasattr(value, 'shape') else np.shape(value)
 
 
-def _pool(function_class, name, x, pool_size, strides, padding, data_format):
+def pool(function_class, name, x, pool_size, strides, padding, data_format, rank=2):
+    """Check Keras's pooling arguments for ``rank`` spatial axes and apply ``function_class``."""
     if data_format not in ('channels_last', 'channels_first'):
         raise ValueError(f"data_format must be 'channels_last' or 'channels_first', "
                          f'got {data_format!r}')
     channels_first = data_format == 'channels_first'
     x_shape = _shape(x)
-    if len(x_shape) != 4:
-        raise ValueError(f'{name} expects a 4-D input, got shape {x_shape}')
-    window = as_pair(pool_size, 'pool_size')
-    strides = window if strides is None else as_pair(strides, 'strides')
-    sizes = x_shape[2:] if channels_first else x_shape[1:3]
+    if len(x_shape) != rank + 2:
+        raise ValueError(f'{name} expects a {rank + 2}-D input, got shape {x_shape}')
+    window = as_tuple(pool_size, rank, 'pool_size')
+    strides = window if strides is None else as_tuple(strides, rank, 'strides')
+    sizes = x_shape[2:] if channels_first else x_shape[1:-1]
     pads = resolve_padding(padding, sizes, window, strides)
     if any(pad >= size for pair, size in zip(pads, window) for pad in pair):
         raise ValueError(f'{name}: padding {pads} must be smaller than pool_size {window} '
@@ -235,7 +236,7 @@ def max_pool2d(x, pool_size=2, strides=None, padding='valid', data_format='chann
         Tensor (N, OH, OW, C) or (N, C, OH, OW). Its gradient goes to the
         first maximum of each window (row-major order).
     """
-    return _pool(MaxPool2D, 'max_pool2d', x, pool_size, strides, padding, data_format)
+    return pool(MaxPool2D, 'max_pool2d', x, pool_size, strides, padding, data_format)
 
 
 def avg_pool2d(x, pool_size=2, strides=None, padding='valid', data_format='channels_last'):
@@ -252,7 +253,7 @@ def avg_pool2d(x, pool_size=2, strides=None, padding='valid', data_format='chann
     Returns:
         Tensor (N, OH, OW, C) or (N, C, OH, OW).
     """
-    return _pool(AvgPool2D, 'avg_pool2d', x, pool_size, strides, padding, data_format)
+    return pool(AvgPool2D, 'avg_pool2d', x, pool_size, strides, padding, data_format)
 
 
 def _global_pool(function_class, name, x, data_format, keepdims):

@@ -7,9 +7,7 @@ Keras/TensorFlow: padded cells never win a max and are not counted by an
 average.
 """
 
-from minidl.functions.conv3d import as_triple
-from minidl.functions.pooling import AvgPool2D, MaxPool2D, _shape
-from minidl.functions.windows import output_size, resolve_padding
+from minidl.functions.pooling import AvgPool2D, MaxPool2D, pool
 
 
 class MaxPool3D(MaxPool2D):
@@ -19,27 +17,6 @@ class MaxPool3D(MaxPool2D):
 
 class AvgPool3D(AvgPool2D):
     """Mean over each window's cells that lie inside the input (padding excluded)."""
-
-
-def _pool3d(function_class, name, x, pool_size, strides, padding, data_format):
-    if data_format not in ('channels_last', 'channels_first'):
-        raise ValueError(f"data_format must be 'channels_last' or 'channels_first', "
-                         f'got {data_format!r}')
-    channels_first = data_format == 'channels_first'
-    x_shape = _shape(x)
-    if len(x_shape) != 5:
-        raise ValueError(f'{name} expects a 5-D input, got shape {x_shape}')
-    window = as_triple(pool_size, 'pool_size')
-    strides = window if strides is None else as_triple(strides, 'strides')
-    sizes = x_shape[2:] if channels_first else x_shape[1:4]
-    pads = resolve_padding(padding, sizes, window, strides)
-    if any(pad >= size for pair, size in zip(pads, window) for pad in pair):
-        raise ValueError(f'{name}: padding {pads} must be smaller than pool_size {window} '
-                         f'on each side, or some windows would hold only padding')
-    if any(output_size(*args) < 1 for args in zip(sizes, pads, window, strides)):
-        raise ValueError(f'{name}: pool_size {window} does not fit in input {x_shape} '
-                         f'with padding {pads}')
-    return function_class(window, strides, pads, channels_first)(x)
 
 
 def max_pool3d(x, pool_size=2, strides=None, padding='valid', data_format='channels_last'):
@@ -57,7 +34,7 @@ def max_pool3d(x, pool_size=2, strides=None, padding='valid', data_format='chann
     Returns:
         Tensor (N, OD, OH, OW, C) or (N, C, OD, OH, OW).
     """
-    return _pool3d(MaxPool3D, 'max_pool3d', x, pool_size, strides, padding, data_format)
+    return pool(MaxPool3D, 'max_pool3d', x, pool_size, strides, padding, data_format, rank=3)
 
 
 def avg_pool3d(x, pool_size=2, strides=None, padding='valid', data_format='channels_last'):
@@ -65,4 +42,4 @@ def avg_pool3d(x, pool_size=2, strides=None, padding='valid', data_format='chann
 
     Arguments as :func:`max_pool3d`.
     """
-    return _pool3d(AvgPool3D, 'avg_pool3d', x, pool_size, strides, padding, data_format)
+    return pool(AvgPool3D, 'avg_pool3d', x, pool_size, strides, padding, data_format, rank=3)

@@ -11,12 +11,19 @@ import math
 import numpy as np
 
 
+def as_tuple(value, rank, name):
+    """``value`` (an int, or ``rank`` ints) as ``rank`` positive ints, one per spatial axis."""
+    values = (value,) * rank if isinstance(value, (int, np.integer)) else tuple(value)
+    if len(values) != rank or not all(isinstance(v, (int, np.integer)) and v >= 1
+                                      for v in values):
+        count = 'a pair of' if rank == 2 else f'{rank}'
+        raise ValueError(f'{name} must be a positive int or {count} positive ints, got {value!r}')
+    return tuple(int(v) for v in values)
+
+
 def as_pair(value, name):
     """``value`` (an int or a pair of ints) as a pair of positive ints."""
-    pair = (value, value) if isinstance(value, (int, np.integer)) else tuple(value)
-    if len(pair) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1 for v in pair):
-        raise ValueError(f'{name} must be a positive int or a pair of positive ints, got {value!r}')
-    return tuple(int(v) for v in pair)
+    return as_tuple(value, 2, name)
 
 
 def resolve_padding(padding, sizes, windows, strides, dilations=None):

@@ -130,18 +130,32 @@ class _Conv(Layer):
             raise ValueError(f'layer {self.name!r}: the channel dimension of the inputs must be '
                              f'known; got input shape {tuple(input_shape)}')
         self.compute_output_shape(input_shape)  # an input too small fails before any weight
-        self.kernel = self.add_weight('kernel', self.kernel_size + (channels, self.filters),
+        self.kernel = self.add_weight('kernel', self._kernel_shape(input_shape, channels),
                                       initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer,
                                       constraint=self.kernel_constraint)
         self.bias = None
         if self.use_bias:
-            self.bias = self.add_weight('bias', (self.filters,),
+            self.bias = self.add_weight('bias', self._bias_shape(input_shape),
                                         initializer=self.bias_initializer,
                                         regularizer=self.bias_regularizer,
                                         constraint=self.bias_constraint)
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={self._channel_axis: channels})
         self.built = True
+
+    # The shapes that the variants (transposed, locally connected) choose otherwise.
+
+    def _kernel_shape(self, input_shape, channels):
+        return self.kernel_size + (channels, self.filters)
+
+    def _bias_shape(self, input_shape):
+        return (self.filters,)
+
+    def _output_sizes(self, spatial):
+        """The output's spatial sizes for the input's (None stays None)."""
+        return tuple(conv_output_length(*args) for args in zip(
+            spatial, self.kernel_size, (self.padding,) * self.rank, self.strides,
+            self.dilation_rate))
 
     def call(self, inputs):
         self.compute_output_shape(inputs.shape)  # an input too small is named here
@@ -151,9 +165,7 @@ class _Conv(Layer):
         return self.activation(outputs)
 
     def compute_output_shape(self, input_shape):
-        sizes = tuple(conv_output_length(*args) for args in zip(
-            self._spatial(input_shape), self.kernel_size, (self.padding,) * self.rank,
-            self.strides, self.dilation_rate))
+        sizes = self._output_sizes(self._spatial(input_shape))
         output_shape = (input_shape[0],) + (
             (self.filters,) + sizes if self.data_format == 'channels_first'
             else sizes + (self.filters,))

@@ -8,9 +8,8 @@ Keras 2.2.4 it has no dilation.
 """
 
 from minidl import functions as F
-from minidl.functions.conv_transpose import transposed_output_size
-from minidl.layers.conv import _Conv, check_positive_output, normalize_tuple
-from minidl.layers.input_spec import InputSpec
+from minidl.layers.conv import _Conv
+from minidl.layers.conv_transpose import TransposedConvolution
 
 
 class Conv3D(_Conv):
@@ -42,7 +41,7 @@ class Conv3D(_Conv):
                          data_format=data_format, dilation_rate=dilation_rate, **kwargs)
 
 
-class Conv3DTranspose(Conv3D):
+class Conv3DTranspose(TransposedConvolution, Conv3D):
     """Transposed 3-D convolution, upsampling a volume by its strides.
 
     Args:
@@ -60,64 +59,18 @@ class Conv3DTranspose(Conv3D):
             Conv3D; the kernel is ``(depth, rows, cols, filters, in_channels)``.
     """
 
+    function = staticmethod(F.conv3d_transpose)
+
     def __init__(self, filters, kernel_size, strides=(1, 1, 1), padding='valid',
                  output_padding=None, data_format=None, **kwargs):
         if 'dilation_rate' in kwargs:
             raise TypeError(f'{type(self).__name__} takes no dilation_rate (as in Keras 2.2.4)')
         super().__init__(filters, kernel_size, strides=strides, padding=padding,
-                         data_format=data_format, **kwargs)
-        if output_padding is not None:
-            output_padding = normalize_tuple(output_padding, 3, 'output_padding',
-                                             allow_zero=True)
-            if any(extra >= stride for extra, stride in zip(output_padding, self.strides)):
-                raise ValueError(f'{type(self).__name__}: each output_padding {output_padding} '
-                                 f'must be smaller than its stride {self.strides}')
-        self.output_padding = output_padding
-
-    def build(self, input_shape):
-        if len(input_shape) != 5:
-            raise ValueError(f'layer {self.name!r} expects inputs of rank 5; got input shape '
-                             f'{tuple(input_shape)}')
-        channels = input_shape[self._channel_axis]
-        if channels is None:
-            raise ValueError(f'layer {self.name!r}: the channel dimension of the inputs must be '
-                             f'known; got input shape {tuple(input_shape)}')
-        self.compute_output_shape(input_shape)
-        self.kernel = self.add_weight('kernel', self.kernel_size + (self.filters, channels),
-                                      initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight('bias', (self.filters,),
-                                        initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer,
-                                        constraint=self.bias_constraint)
-        self.input_spec = InputSpec(ndim=5, axes={self._channel_axis: channels})
-        self.built = True
-
-    def call(self, inputs):
-        outputs = F.conv3d_transpose(inputs, self.kernel, self.bias, strides=self.strides,
-                                     padding=self.padding, output_padding=self.output_padding,
-                                     data_format=self.data_format)
-        return self.activation(outputs)
-
-    def compute_output_shape(self, input_shape):
-        extras = self.output_padding or (None,) * 3
-        sizes = tuple(transposed_output_size(*args) for args in zip(
-            self._spatial(input_shape), self.kernel_size, self.strides, (self.padding,) * 3,
-            extras))
-        output_shape = (input_shape[0],) + (
-            (self.filters,) + sizes if self.data_format == 'channels_first'
-            else sizes + (self.filters,))
-        check_positive_output(self, input_shape, output_shape)
-        return output_shape
+                         output_padding=output_padding, data_format=data_format, **kwargs)
 
     def get_config(self):
         config = super().get_config()
-        # Keras 2.2.4's transposed 3-D convolution has neither dilation nor groups.
-        del config['dilation_rate'], config['groups']
-        config['output_padding'] = self.output_padding
+        del config['dilation_rate']  # Keras 2.2.4's transposed 3-D convolution has none
         return config
 
 

@@ -93,6 +93,10 @@ class _FusedRNN(RNN):
         outputs, *final_states = self._fused(x, states, mask, recurrent_mask)
         return outputs, final_states
 
+    def _fused_bias(self):
+        """The bias the fused function takes (the cell's; the CuDNN layers combine theirs)."""
+        return self.cell.bias
+
     def get_config(self):
         config = self.cell.get_config()
         for name in ('name', 'trainable', 'dtype'):
@@ -117,9 +121,11 @@ def _named(activation, names):
 
 
 def _split(arguments):
-    """The call's keyword arguments, as (cell arguments, RNN arguments)."""
-    rnn = {key: arguments.pop(key) for key in _RNN_ARGUMENTS}
-    return arguments, rnn
+    """A constructor's ``locals()``, as (cell arguments, RNN arguments)."""
+    cell = {key: value for key, value in arguments.items()
+            if key not in ('self', 'kwargs', '__class__', 'activity_regularizer')}
+    rnn = {key: cell.pop(key) for key in _RNN_ARGUMENTS}
+    return cell, rnn
 
 
 class SimpleRNN(_FusedRNN):
@@ -140,10 +146,7 @@ class SimpleRNN(_FusedRNN):
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0,
                  recurrent_dropout=0.0, return_sequences=False, return_state=False,
                  go_backwards=False, stateful=False, unroll=False, time_major=False, **kwargs):
-        arguments = dict(locals())
-        for name in ('self', 'kwargs', '__class__', 'activity_regularizer'):
-            arguments.pop(name, None)
-        super().__init__(*_split(arguments), activity_regularizer, **kwargs)
+        super().__init__(*_split(locals()), activity_regularizer, **kwargs)
 
     def _fused(self, x, states, mask, recurrent_mask):
         cell = self.cell
@@ -182,19 +185,13 @@ class GRU(_FusedRNN):
                  recurrent_dropout=0.0, implementation=2, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, unroll=False,
                  time_major=False, reset_after=False, **kwargs):
-        arguments = dict(locals())
-        for name in ('self', 'kwargs', '__class__', 'activity_regularizer'):
-            arguments.pop(name, None)
-        super().__init__(*_split(arguments), activity_regularizer, **kwargs)
+        super().__init__(*_split(locals()), activity_regularizer, **kwargs)
 
     def _fused(self, x, states, mask, recurrent_mask):
         cell = self.cell
         return gru(x, cell.kernel, cell.recurrent_kernel, self._fused_bias(),
                    initial_state=states[0], reset_after=cell.reset_after, mask=mask,
                    recurrent_dropout_mask=recurrent_mask)
-
-    def _fused_bias(self):
-        return self.cell.bias
 
 
 class LSTM(_FusedRNN):
@@ -223,15 +220,9 @@ class LSTM(_FusedRNN):
                  dropout=0.0, recurrent_dropout=0.0, implementation=2, return_sequences=False,
                  return_state=False, go_backwards=False, stateful=False, time_major=False,
                  unroll=False, **kwargs):
-        arguments = dict(locals())
-        for name in ('self', 'kwargs', '__class__', 'activity_regularizer'):
-            arguments.pop(name, None)
-        super().__init__(*_split(arguments), activity_regularizer, **kwargs)
+        super().__init__(*_split(locals()), activity_regularizer, **kwargs)
 
     def _fused(self, x, states, mask, recurrent_mask):
         cell = self.cell
         return lstm(x, cell.kernel, cell.recurrent_kernel, self._fused_bias(),
                     initial_state=states, mask=mask, recurrent_dropout_mask=recurrent_mask)
-
-    def _fused_bias(self):
-        return self.cell.bias
