@@ -30,11 +30,16 @@ class WeightFile:
         name: The name passed as ``weights=`` ('glyphs').
         file_name: The file's name in the cache and under ``zoo/weights``.
         sha256: Its SHA-256, hex.
-        classes: Width of its top.
+        classes: Width of its top (a speech model's outputs per frame).
         input_shape: The input shape it was trained at.
-        accuracy: Top-1 accuracy measured on held-out data.
-        evaluated_on: What that held-out data was.
+        evaluated_on: What the held-out data of its scores was.
         script: The training script that writes the file.
+        accuracy: An image classifier's top-1 accuracy on that data.
+        cer: A speech model's character error rate there, greedy decoding.
+        cer_with_lm: Its character error rate with beam search and the
+            language model of :attr:`config`'s recipe.
+        config: The constructor's arguments for the file's architecture
+            (speech models, whose sizes are not fixed by the family name).
     """
 
     family: str
@@ -43,9 +48,12 @@ class WeightFile:
     sha256: str
     classes: int
     input_shape: tuple
-    accuracy: float
     evaluated_on: str
     script: str
+    accuracy: float = None
+    cer: float = None
+    cer_with_lm: float = None
+    config: dict = None
 
     @property
     def origin(self):

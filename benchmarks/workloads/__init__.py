@@ -24,7 +24,7 @@ import importlib
 MODULES = {
     'W0': 'w0_sgemm', 'W1': 'w1_mlp', 'W2': 'w2_lenet', 'W3': 'w3_resnet20',
     'W4': 'w4_alexnet', 'W5': 'w5_birnn_speech', 'W6': 'w6_lstm_small',
-    'Z1': 'z1_resnet18', 'Z2': 'z2_resnet50', 'Z3': 'z3_alexnet',
+    'Z1': 'z1_resnet18', 'Z2': 'z2_resnet50', 'Z3': 'z3_alexnet', 'Z4': 'z4_deepspeech2',
 }
 
 # What `python -m benchmarks` runs without arguments. On the CPU a step of Z1 or Z2 takes

@@ -15,6 +15,7 @@ Loss classes) and ``registry`` (``get`` / ``serialize`` / ``deserialize``).
 """
 
 from minidl.losses.base import Loss, LossFunctionWrapper, Reduction, compute_weighted_loss
+from minidl.losses.ctc import CTC, ctc
 from minidl.losses.classes import (
     BinaryCrossentropy, CategoricalCrossentropy, CategoricalHinge, CosineSimilarity, Hinge, Huber,
     KLDivergence, LogCosh, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,

@@ -77,6 +77,10 @@ class Loss:
         name: The loss's name (default: the class name in snake case).
     """
 
+    # True for losses that read y_pred's mask themselves (CTC's input lengths): a
+    # training loop then must not weight their values by the mask again.
+    consumes_mask = False
+
     def __init__(self, reduction=Reduction.AUTO, name=None):
         if reduction not in Reduction.all():
             raise ValueError(f'{type(self).__name__}: reduction must be one of '

@@ -6,6 +6,7 @@ functions, class names ('MeanSquaredError') for instances, as in Keras.
 
 from minidl.losses import classes, margin, probabilistic, regression
 from minidl.losses.base import Loss, LossFunctionWrapper
+from minidl.losses.ctc import CTC, ctc
 from minidl.registry import Registry
 
 REGISTRY = Registry('loss', base=Loss)
@@ -20,13 +21,14 @@ for _module, _names in [
         (margin, ['hinge', 'squared_hinge', 'categorical_hinge'])]:
     for _name in _names:
         REGISTRY.register(getattr(_module, _name), _name)
+REGISTRY.register(ctc)
 for _cls in [
         LossFunctionWrapper, classes.CategoricalCrossentropy,
         classes.SparseCategoricalCrossentropy, classes.BinaryCrossentropy,
         classes.MeanSquaredError, classes.MeanAbsoluteError, classes.MeanAbsolutePercentageError,
         classes.MeanSquaredLogarithmicError, classes.Hinge, classes.SquaredHinge,
         classes.CategoricalHinge, classes.KLDivergence, classes.Poisson,
-        classes.CosineSimilarity, classes.Huber, classes.LogCosh]:
+        classes.CosineSimilarity, classes.Huber, classes.LogCosh, CTC]:
     REGISTRY.register(_cls)
 
 

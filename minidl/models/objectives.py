@@ -309,6 +309,12 @@ def output_mask_weights(output, sample_weight):
     return Tensor._wrap(weights)
 
 
+def _consumes_mask(loss):
+    """Whether ``loss`` (a Loss, or a function with the attribute) reads the output's mask."""
+    return bool(getattr(loss, 'consumes_mask', False) or
+                getattr(getattr(loss, 'fn', None), 'consumes_mask', False))
+
+
 def _summed_loss(loss, target, output, weight, local_count, temporal, output_name):
     """Sum over this part's samples of the (sample-weighted) loss of one output.
 
@@ -325,7 +331,7 @@ def _summed_loss(loss, target, output, weight, local_count, temporal, output_nam
         # A loss that already averages over the batch: undo the mean.
         return per_sample * local_count
     mask = getattr(output, '_keras_mask', None)
-    if mask is not None:
+    if mask is not None and not _consumes_mask(loss):
         per_sample = _masked(per_sample, mask, output_name)
     if temporal and weight is not None:
         if per_sample.ndim < 2 or tuple(weight.shape) != tuple(per_sample.shape[:2]):

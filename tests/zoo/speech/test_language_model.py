@@ -1,0 +1,114 @@
+import math
+
+import numpy as np
+import pytest
+
+from zoo.speech.alphabet import ENGLISH, Alphabet
+from zoo.speech.language_model import CharNgramModel
+
+# A small realistic corpus: held-out sentences share words and spelling with it.
+TRAIN = [
+    'the cat sat on the mat', 'the dog sat on the log', 'a cat and a dog ran home',
+    'the man ran to the cat', 'she sat on the mat with the dog', 'we ran home to the man',
+    'the dog and the cat sat', 'he has a hat and a mat', 'they ran to the log and sat',
+    'the hat is on the cat', 'a man and his dog sat on a log', 'she has the hat of the man',
+]
+HELD_OUT = ['the cat ran to the log', 'a dog sat on his mat', 'the man has a cat']
+
+AB = Alphabet('ab')
+
+
+def contexts(model, count=40, seed=0):
+    """Seen and unseen contexts of all lengths, some from the corpus, some random."""
+    rng = np.random.Generator(np.random.PCG64(seed))
+    chosen = ['', 't', 'th', 'the ', 'the cat sat', 'zzq', "q'x ", 'xxxxxxxxx']
+    characters = model.alphabet.characters
+    for _ in range(count):
+        chosen.append(''.join(rng.choice(list(characters), size=rng.integers(0, 8))))
+        text = TRAIN[rng.integers(len(TRAIN))]
+        chosen.append(text[:rng.integers(len(text) + 1)])
+    return chosen
+
+
+def total_probability(model, context):
+    return sum(math.exp(model.log_prob(c, context)) for c in model.alphabet.characters) + \
+        math.exp(model.log_prob(None, context))
+
+
+@pytest.mark.parametrize('smoothing', ['kneser-ney', 'add-k'])
+@pytest.mark.parametrize('order', [1, 3, 5])
+def test_each_context_sums_to_one(smoothing, order):
+    model = CharNgramModel.train(TRAIN, order=order, smoothing=smoothing)
+    for context in contexts(model):
+        assert total_probability(model, context) == pytest.approx(1.0, abs=1e-12), context
+        assert np.exp(model.log_probs(context)).sum() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_add_k_counts_by_hand():
+    # 'abab' with order 2, padded: <s> a b a b </s>. Bigram counts:
+    # (<s>,a)=1, (a,b)=2, (b,a)=1, (b,</s>)=1. V = 3 outcomes (a, b, end).
+    model = CharNgramModel.train('abab', order=2, smoothing='add-k', k=0.5, alphabet=AB)
+    assert math.exp(model.log_prob('b', 'a')) == pytest.approx((2 + 0.5) / (2 + 1.5))
+    assert math.exp(model.log_prob('a', 'a')) == pytest.approx(0.5 / (2 + 1.5))
+    assert math.exp(model.log_prob('a', 'ab')) == pytest.approx((1 + 0.5) / (2 + 1.5))
+    assert math.exp(model.log_prob(None, 'ab')) == pytest.approx((1 + 0.5) / (2 + 1.5))
+    assert math.exp(model.log_prob('a', '')) == pytest.approx((1 + 0.5) / (1 + 1.5))
+    expected = math.log(1.5 / 2.5) + math.log(2.5 / 3.5) + math.log(1.5 / 3.5) + \
+        math.log(2.5 / 3.5) + math.log(1.5 / 3.5)
+    assert model.score('abab') == pytest.approx(expected)
+
+
+def test_kneser_ney_by_hand():
+    # 'ab' and 'bb', order 2: bigrams (<s>,a) (a,b) (b,</s>) (<s>,b) (b,b) (b,</s>)x.
+    # Continuation counts of unigrams: a:{<s>} 1, b:{a,<s>,b} 3, </s>:{b} 1; total 5,
+    # 3 distinct, so P1(w) = (N(w) - D) / 5 + D * 3 / 5 / 3.
+    model = CharNgramModel.train(['ab', 'bb'], order=2, discount=0.5, alphabet=AB)
+    unigram = {'a': (1 - .5) / 5 + .5 * 3 / 5 / 3, 'b': (3 - .5) / 5 + .5 * 3 / 5 / 3,
+               None: (1 - .5) / 5 + .5 * 3 / 5 / 3}
+    # After 'b': counts b->b 1, b->end 2; total 3, 2 distinct.
+    for w, c in [('a', 0), ('b', 1), (None, 2)]:
+        expected = max(c - .5, 0) / 3 + .5 * 2 / 3 * unigram[w]
+        assert math.exp(model.log_prob(w, 'ab')) == pytest.approx(expected)
+
+
+def test_kneser_ney_beats_add_k_on_held_out_text():
+    kneser_ney = CharNgramModel.train(TRAIN, order=5)
+    add_k = CharNgramModel.train(TRAIN, order=5, smoothing='add-k')
+    assert kneser_ney.perplexity(HELD_OUT) < add_k.perplexity(HELD_OUT)
+    # Both learn something: better than the uniform model's perplexity V = 29.
+    assert kneser_ney.perplexity(HELD_OUT) < 29 * 0.5
+    assert CharNgramModel.uniform().perplexity(HELD_OUT) == pytest.approx(len(ENGLISH))
+
+
+def test_uniform_model():
+    model = CharNgramModel.uniform(AB)
+    for context in ['', 'a', 'abba']:
+        for w in ['a', 'b', None]:
+            assert model.log_prob(w, context) == pytest.approx(math.log(1 / 3))
+
+
+def test_json_round_trip(tmp_path):
+    for smoothing in ['kneser-ney', 'add-k']:
+        model = CharNgramModel.train(TRAIN, order=4, smoothing=smoothing, discount=0.6, k=0.2)
+        again = CharNgramModel.from_json(model.to_json())
+        for text in HELD_OUT + ["zq'x"]:
+            assert again.score(text) == model.score(text)
+        path = tmp_path / f'{smoothing}.json'
+        model.save(path)
+        assert CharNgramModel.load(path).score(HELD_OUT[0]) == model.score(HELD_OUT[0])
+
+
+def test_errors():
+    with pytest.raises(ValueError, match='outside the alphabet'):
+        CharNgramModel.train(['caf\u00e9'])
+    with pytest.raises(ValueError, match='smoothing'):
+        CharNgramModel.train(TRAIN, smoothing='witten-bell')
+    with pytest.raises(ValueError, match='discount'):
+        CharNgramModel.train(TRAIN, discount=1.5)
+    model = CharNgramModel.train(TRAIN, order=3)
+    with pytest.raises(ValueError, match='not a character'):
+        model.log_prob('!', 'the')
+    with pytest.raises(ValueError, match='outside the alphabet'):
+        model.log_prob('a', 'th!')
+    with pytest.raises(ValueError, match='format'):
+        CharNgramModel.from_json('{"format": "other"}')

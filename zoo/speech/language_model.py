@@ -1,0 +1,233 @@
+"""A character n-gram language model for CTC beam search.
+
+The model predicts the next character of a transcript, or its end, from the
+``order - 1`` characters before it. Each sentence is padded in front with
+``order - 1`` start symbols, so the first characters are predicted from a
+context of start symbols (the model learns how sentences begin) and every
+prediction has a full-length context.
+
+Two smoothings (Chen & Goodman 1998, "An empirical study of smoothing
+techniques for language modeling"):
+
+- ``'kneser-ney'``: interpolated Kneser-Ney with one absolute discount ``D``.
+  The highest order uses counts, lower orders use continuation counts (how
+  many distinct characters precede an n-gram), and the unigram level is
+  interpolated with the uniform distribution, so no character has
+  probability 0:
+  ``P(w | h) = max(c(h w) - D, 0) / c(h .) + D * N(h .) / c(h .) * P(w | h')``
+  where ``N(h .)`` is the number of distinct ``w`` seen after ``h`` and
+  ``h'`` is ``h`` without its first character; an unseen ``h`` gives
+  ``P(w | h')``.
+- ``'add-k'``: ``P(w | h) = (c(h w) + k) / (c(h .) + k * V)`` over the
+  ``V`` = characters + end outcomes, with the highest-order counts only.
+
+Everything is derived from the highest-order n-gram counts, which is all the
+JSON form stores.
+"""
+
+import json
+import math
+
+import numpy as np
+
+from zoo.speech.alphabet import ENGLISH, Alphabet
+
+SMOOTHINGS = ('kneser-ney', 'add-k')
+_FORMAT = 'minidl.char_ngram.v1'
+
+
+class CharNgramModel:
+    """Character n-gram probabilities over an alphabet's characters and the end.
+
+    Build one with :meth:`train`, :meth:`uniform` or :meth:`from_json`.
+
+    Args:
+        counts: Dict from n-gram (a tuple of ``order`` symbol ids) to its
+            count. Ids: ``0 .. n-1`` the alphabet's characters in order,
+            ``n`` the end, ``n + 1`` the start.
+        order: n, the length of the n-grams.
+        smoothing: ``'kneser-ney'`` or ``'add-k'``.
+        discount: Kneser-Ney's ``D``, in ``(0, 1]``.
+        k: Add-k's pseudo-count, ``> 0``.
+        alphabet: The :class:`Alphabet` whose characters are modelled.
+    """
+
+    def __init__(self, counts, order, smoothing='kneser-ney', discount=0.75, k=0.1,
+                 alphabet=ENGLISH):
+        if not isinstance(order, int) or order < 1:
+            raise ValueError(f'order must be a positive integer, got {order!r}')
+        if smoothing not in SMOOTHINGS:
+            raise ValueError(f'smoothing must be one of {SMOOTHINGS}, got {smoothing!r}')
+        if not 0 < discount <= 1:
+            raise ValueError(f'discount must lie in (0, 1], got {discount!r}')
+        if not k > 0:
+            raise ValueError(f'k must be positive, got {k!r}')
+        self.alphabet = alphabet
+        self.order, self.smoothing, self.discount, self.k = order, smoothing, discount, k
+        self.counts = dict(counts)
+        self.size = len(alphabet.characters) + 1           # characters and the end
+        self.end, self.start = self.size - 1, self.size
+        self._ids = {character: i for i, character in enumerate(alphabet.characters)}
+        self._tables = self._count_tables()
+        self._cache = {}
+
+    @classmethod
+    def train(cls, texts, order=5, smoothing='kneser-ney', discount=0.75, k=0.1,
+              alphabet=ENGLISH):
+        """A model counted from ``texts`` (each normalised by the alphabet).
+
+        Args:
+            texts: A string or an iterable of strings, one sentence each.
+            order: n (5 predicts from the 4 characters before).
+            smoothing: ``'kneser-ney'`` (interpolated, Chen & Goodman) or
+                ``'add-k'``.
+            discount: Kneser-Ney's absolute discount, in ``(0, 1]``.
+            k: Add-k's pseudo-count.
+            alphabet: The alphabet of the characters.
+
+        Raises:
+            ValueError: If a text has a character outside the alphabet.
+        """
+        if isinstance(texts, str):
+            texts = [texts]
+        if not isinstance(order, int) or order < 1:
+            raise ValueError(f'order must be a positive integer, got {order!r}')
+        counts = {}
+        end, start = len(alphabet.characters), len(alphabet.characters) + 1
+        for text in texts:
+            # The alphabet's labels are 1-based (0 is the CTC blank); ids here are 0-based.
+            ids = [int(label) - 1 for label in alphabet.encode(text)]
+            symbols = [start] * (order - 1) + ids + [end]
+            for i in range(order - 1, len(symbols)):
+                gram = tuple(symbols[i - order + 1:i + 1])
+                counts[gram] = counts.get(gram, 0) + 1
+        return cls(counts, order, smoothing, discount, k, alphabet)
+
+    @classmethod
+    def uniform(cls, alphabet=ENGLISH):
+        """A model giving every character and the end the same probability."""
+        return cls({}, 1, 'add-k', k=1.0, alphabet=alphabet)
+
+    def _count_tables(self):
+        """Per n-gram length: context tuple -> {next id: count} (KN: continuation counts)."""
+        tables = {self.order: {}}
+        for gram, count in self.counts.items():
+            tables[self.order].setdefault(gram[:-1], {})[gram[-1]] = count
+        if self.smoothing == 'kneser-ney':
+            # Continuation count of a shorter n-gram: how many distinct symbols
+            # precede it among the n-grams one longer.
+            for length in range(self.order - 1, 0, -1):
+                table = {}
+                for context, followers in tables[length + 1].items():
+                    for symbol in followers:
+                        row = table.setdefault(context[1:], {})
+                        row[symbol] = row.get(symbol, 0) + 1
+                tables[length] = table
+        return tables
+
+    def _distribution(self, context):
+        """Probabilities (V,) of each character then the end after ``context`` (ids)."""
+        cached = self._cache.get(context)
+        if cached is not None:
+            return cached
+        if self.smoothing == 'add-k':
+            row = self._tables[self.order].get(context, {})
+            probs = np.full(self.size, self.k)
+            for symbol, count in row.items():
+                probs[symbol] += count
+            probs /= probs.sum()
+        else:
+            if context:
+                lower = self._distribution(context[1:])
+            else:
+                lower = np.full(self.size, 1.0 / self.size)
+            row = self._tables[len(context) + 1].get(context)
+            if not row:
+                probs = lower
+            else:
+                total = sum(row.values())
+                probs = self.discount * len(row) / total * lower
+                for symbol, count in row.items():
+                    probs[symbol] += (count - self.discount) / total
+        self._cache[context] = probs
+        return probs
+
+    def _context(self, context):
+        """Ids of the last ``order - 1`` symbols of start-padded ``context`` (a str)."""
+        width = self.order - 1
+        if width == 0:
+            return ()
+        tail = context[-width:]
+        try:
+            ids = tuple(self._ids[character] for character in tail)
+        except KeyError as error:
+            raise ValueError(f'context {context!r} has character {error.args[0]!r} outside '
+                             f'the alphabet {self.alphabet.characters!r}') from None
+        return (self.start,) * (width - len(ids)) + ids
+
+    def log_probs(self, context=''):
+        """Natural log-probabilities (V,) of each character (alphabet order) then the end."""
+        return np.log(self._distribution(self._context(context)))
+
+    def log_prob(self, char, context=''):
+        """Natural log P(``char`` | the sentence so far is ``context``).
+
+        Args:
+            char: One character of the alphabet, or None for the end of the
+                sentence.
+            context: The text since the sentence start (only its last
+                ``order - 1`` characters matter).
+        """
+        if char is None:
+            index = self.end
+        elif char in self._ids:
+            index = self._ids[char]
+        else:
+            raise ValueError(f'{char!r} is not a character of {self.alphabet!r} (None is '
+                             'the end of the sentence)')
+        return math.log(self._distribution(self._context(context))[index])
+
+    def score(self, text):
+        """Total natural log-probability of the sentence ``text``, its end included."""
+        text = self.alphabet.normalize(text)
+        total = sum(self.log_prob(character, text[:i]) for i, character in enumerate(text))
+        return total + self.log_prob(None, text)
+
+    def perplexity(self, texts):
+        """exp(-mean log-probability per predicted symbol: characters and ends)."""
+        if isinstance(texts, str):
+            texts = [texts]
+        texts = [self.alphabet.normalize(text) for text in texts]
+        if not texts:
+            raise ValueError('perplexity needs at least one text')
+        symbols = sum(len(text) + 1 for text in texts)
+        return math.exp(-sum(self.score(text) for text in texts) / symbols)
+
+    def to_json(self):
+        """The model as a JSON string (its settings and highest-order counts)."""
+        return json.dumps({
+            'format': _FORMAT, 'characters': self.alphabet.characters, 'order': self.order,
+            'smoothing': self.smoothing, 'discount': self.discount, 'k': self.k,
+            'counts': [list(gram) + [count] for gram, count in sorted(self.counts.items())]})
+
+    @classmethod
+    def from_json(cls, text):
+        """The model that :meth:`to_json` wrote."""
+        data = json.loads(text)
+        if data.get('format') != _FORMAT:
+            raise ValueError(f'not a character n-gram model: format {data.get("format")!r}, '
+                             f'expected {_FORMAT!r}')
+        counts = {tuple(row[:-1]): row[-1] for row in data['counts']}
+        return cls(counts, data['order'], data['smoothing'], data['discount'], data['k'],
+                   Alphabet(data['characters']))
+
+    def save(self, path):
+        """Write :meth:`to_json` to the file ``path``."""
+        with open(path, 'w', encoding='utf-8') as file:
+            file.write(self.to_json())
+
+    @classmethod
+    def load(cls, path):
+        """Read a model written by :meth:`save`."""
+        with open(path, encoding='utf-8') as file:
+            return cls.from_json(file.read())
