@@ -37,8 +37,8 @@ def output_probabilities(model, features, batch_size=32):
     return outputs
 
 
-def transcribe(model, features, beam_width=None, lm=None, alpha=0.5, beta=1.0, batch_size=32,
-               alphabet=ENGLISH):
+def transcribe(model, features, beam_width=None, lm=None, alpha=0.5, beta=1.0, prune=0.0,
+               batch_size=32, alphabet=ENGLISH):
     """The text a speech model hears in each utterance.
 
     Args:
@@ -61,5 +61,5 @@ def transcribe(model, features, beam_width=None, lm=None, alpha=0.5, beta=1.0, b
             texts.extend(greedy_decode(table, alphabet=alphabet))
         else:
             texts.extend(beam_search_decode(table, beam_width=beam_width, lm=lm, alpha=alpha,
-                                            beta=beta, alphabet=alphabet))
+                                            beta=beta, prune=prune, alphabet=alphabet))
     return texts
