@@ -47,7 +47,7 @@ def test_output_lengths_follow_the_strides():
 
 
 def test_parameter_counts_by_hand():
-    model = DeepSpeech2(input_dim=INPUT_DIM, filters=4, units=8, rnn_layers=2)
+    model = DeepSpeech2(input_dim=INPUT_DIM, conv_layers=2, filters=4, units=8, rnn_layers=2)
     conv = 11 * 41 * 1 * 4 + 11 * 21 * 4 * 4  # no bias: batch norm follows
     batch_norms = 4 * 4 + 4 * 4 + 4 * 8  # gamma, beta, moving mean and variance
     gru = lambda inputs, units: 3 * (inputs * units + units * units + 2 * units)  # noqa: E731
@@ -71,7 +71,7 @@ def test_parameter_counts_by_hand():
 
 @pytest.mark.parametrize('build', [
     lambda: DeepSpeech(input_dim=INPUT_DIM, context=2, units=8, rnn_units=6),
-    lambda: DeepSpeech2(input_dim=INPUT_DIM, filters=3, units=6, rnn_layers=2),
+    lambda: DeepSpeech2(input_dim=INPUT_DIM, conv_layers=2, filters=3, units=6, rnn_layers=2),
     lambda: DeepSpeech2(input_dim=INPUT_DIM, conv_layers=3, filters=3, units=5, rnn_layers=2,
                         rnn='lstm', merge_mode='concat'),
     lambda: DeepSpeech2(input_dim=INPUT_DIM, conv_layers=1, filters=2, units=5, rnn_layers=2,
@@ -93,7 +93,7 @@ def test_padding_never_changes_a_sample_output(build):
 
 def test_ctc_fit_lowers_the_loss_and_evaluate_equals_torch():
     minidl.set_seed(0)
-    model = DeepSpeech2(input_dim=INPUT_DIM, filters=3, units=8, rnn_layers=2)
+    model = DeepSpeech2(input_dim=INPUT_DIM, conv_layers=2, filters=3, units=8, rnn_layers=2)
     model.compile('adam', loss='ctc')
     features = _padded_batch()
     history = model.fit(features, LABELS, batch_size=4, epochs=4, verbose=0)
@@ -131,7 +131,8 @@ def test_keras_ctc_batch_cost_convention_trains_and_matches_torch():
 
 
 def test_save_and_load_model_round_trip(tmp_path):
-    for model in (DeepSpeech2(input_dim=INPUT_DIM, filters=2, units=4, rnn_layers=2),
+    for model in (DeepSpeech2(input_dim=INPUT_DIM, conv_layers=2, filters=2, units=4,
+                              rnn_layers=2),
                   DeepSpeech(input_dim=INPUT_DIM, context=1, units=4, rnn_units=3, clip=6.)):
         _randomize(model)
         path = str(tmp_path / f'{model.name}.h5')
@@ -140,7 +141,8 @@ def test_save_and_load_model_round_trip(tmp_path):
         features = _padded_batch()
         np.testing.assert_array_equal(restored.predict(features), model.predict(features))
         if model.name == 'deepspeech2':
-            again = DeepSpeech2(input_dim=INPUT_DIM, filters=2, units=4, rnn_layers=2,
+            again = DeepSpeech2(input_dim=INPUT_DIM, conv_layers=2, filters=2, units=4,
+                                rnn_layers=2,
                                 weights=path)
             np.testing.assert_array_equal(again.predict(features), model.predict(features))
 
