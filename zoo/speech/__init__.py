@@ -20,7 +20,7 @@ espeak-ng corpus :mod:`~zoo.speech.corpus` (:mod:`~zoo.speech.texts`,
 
 from zoo.speech import corpus
 from zoo.speech.alphabet import ENGLISH, Alphabet
-from zoo.speech.batches import SpeechBatches, frame_lengths, pad_features, pad_labels
+from zoo.speech.batches import SpeechBatches, pad_features, pad_labels
 from zoo.speech.decoding import beam_search_decode, greedy_decode
 from zoo.speech.deepspeech import DeepSpeech, DeepSpeech2
 from zoo.speech.features import features, mel_filterbank
@@ -32,6 +32,6 @@ from zoo.speech.transcribe import output_probabilities, transcribe
 __all__ = [
     'ENGLISH', 'Alphabet', 'CharNgramModel', 'ClippedReLU', 'DeepSpeech', 'DeepSpeech2',
     'FrameMask', 'SpeechBatches', 'beam_search_decode', 'cer', 'corpus', 'edit_distance',
-    'features', 'frame_lengths', 'greedy_decode', 'mel_filterbank', 'output_lengths',
+    'features', 'greedy_decode', 'mel_filterbank', 'output_lengths',
     'output_probabilities', 'pad_features', 'pad_labels', 'transcribe', 'wer',
 ]

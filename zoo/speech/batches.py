@@ -53,19 +53,13 @@ def pad_labels(transcripts, alphabet=ENGLISH):
     return labels
 
 
-def frame_lengths(batch):
-    """Each padded utterance's number of frames: its non-zero frames, ``(n,)`` int64."""
-    batch = np.asarray(batch)
-    return np.any(batch != 0, axis=-1).sum(axis=1).astype(np.int64)
-
-
 class SpeechBatches(Sequence):
     """Utterances cut into padded batches of similar length, for ``fit_generator``.
 
     Args:
         features: List of float arrays (frames, bins), one per utterance.
         transcripts: Their texts, or None for batches of features only
-            (``predict_generator``).
+            (as :func:`~zoo.speech.transcribe.output_probabilities` reads them).
         batch_size: Utterances per batch (the last batch may be smaller).
         alphabet: Encodes the transcripts.
     """
