@@ -11,11 +11,10 @@ next convolution, the recurrent layers, the loss) never sees padding.
 
 import numpy as np
 
-from minidl import functions as F
+from minidl import activations, functions as F
 from minidl.compute import to_numpy
 from minidl.layers import Layer
 from minidl.layers.operation import recordable
-from minidl.registry import get_custom_objects
 from minidl.tensor import Tensor
 
 # Deep Speech 2's convolutions along time (Amodei et al. 2016, §3.5): kernel 11,
@@ -151,6 +150,8 @@ class ClippedReLU:
         return cls(**config)
 
 
-# Layers and activations outside minidl are built by load_model only when they are
-# known by name: importing the zoo makes these known process-wide.
-get_custom_objects().update(FrameMask=FrameMask, ClippedReLU=ClippedReLU)
+# load_model builds only registered classes: importing the zoo registers these beside
+# minidl's own, so a saved Deep Speech model loads with no custom_objects (and the
+# user's custom objects stay the user's).
+Layer.registry.register(FrameMask)
+activations.REGISTRY.register(ClippedReLU)

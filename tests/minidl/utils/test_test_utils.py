@@ -95,6 +95,8 @@ NOT_SINGLE_INPUT = {
     'Dot': 'merges a list of inputs', 'Maximum': 'merges a list of inputs',
     'Minimum': 'merges a list of inputs', 'Multiply': 'merges a list of inputs',
     'Subtract': 'merges a list of inputs',
+    'FrameMask': 'the zoo registers it when imported; it takes [sequence, features] '
+                 '(tests/zoo/speech/test_deepspeech.py)',
     'InputLayer': 'makes the input, takes none',
     'Lambda': 'holds code, which configs cannot carry (tests/minidl/layers/test_core.py)',
     'Operation': 'records a backend function on symbolic tensors (tests/minidl/backend)',
