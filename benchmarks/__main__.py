@@ -3,6 +3,7 @@
     python -m benchmarks                      # W0-W6, a few steps each
     python -m benchmarks W3 --steps 30        # one workload, longer
     python -m benchmarks Z1 Z3                # the zoo's ImageNet models (slow on the CPU)
+    python -m benchmarks Z4                   # the zoo's Deep Speech 2
     python -m benchmarks Z2 --device gpu --steps 20
     python -m benchmarks W1 W2 --framework minidl --mode train --json out.jsonl
 
@@ -35,7 +36,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks',
                                      description=__doc__.splitlines()[0])
     parser.add_argument('workloads', nargs='*', type=_workload_id, metavar='WORKLOAD',
-                        help='W0 ... W6, Z1 ... Z3 (default: W0 ... W6)')
+                        help='W0 ... W6, Z1 ... Z4 (default: W0 ... W6)')
     parser.add_argument('--steps', type=int, default=5, help='timed steps (default 5)')
     parser.add_argument('--warmup', type=int, default=2, help='untimed steps first (default 2)')
     parser.add_argument('--framework', choices=('minidl', 'torch', 'both'), default='both')
