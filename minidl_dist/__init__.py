@@ -27,8 +27,9 @@ from minidl_dist.collectives import allgather, allreduce, broadcast
 from minidl_dist.comm import init, local_rank, local_size, rank, size
 from minidl_dist.optimizers import DistributedOptimizer
 from minidl_dist.sync_batch_norm import SyncBatchNormalization
+from minidl_dist.traffic import bytes_sent
 
 __all__ = [
     'BroadcastWeights', 'DistributedOptimizer', 'SyncBatchNormalization', 'allgather',
-    'allreduce', 'broadcast', 'init', 'local_rank', 'local_size', 'rank', 'size',
+    'allreduce', 'broadcast', 'bytes_sent', 'init', 'local_rank', 'local_size', 'rank', 'size',
 ]

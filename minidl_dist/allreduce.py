@@ -28,6 +28,7 @@ fixed tree over all terms.
 
 import numpy as np
 
+from minidl_dist import traffic
 from minidl_dist.watchdog import waiting
 
 #: Default size of the pieces a buffer is reduced in.
@@ -105,8 +106,9 @@ class Reducer:
                 else ((low, middle), (middle, high))
             kept = buffer[keep[0]:keep[1]]
             incoming = received[:kept.size]
-            comm.Sendrecv(self._send_view(buffer[give[0]:give[1]], wire), partner,
-                          recvbuf=incoming, source=partner)
+            outgoing = self._send_view(buffer[give[0]:give[1]], wire)
+            traffic.add(outgoing.nbytes)
+            comm.Sendrecv(outgoing, partner, recvbuf=incoming, source=partner)
             np.add(kept, incoming, out=kept)
             ranges.append((keep, give))
             low, high = keep
@@ -117,6 +119,7 @@ class Reducer:
             np.copyto(result[low:high], buffer[low:high], casting='same_kind')
         # Back up the levels: what this rank gave away, its partner now holds summed.
         for (keep, give), distance in zip(reversed(ranges), _powers_down(self.size)):
+            traffic.add(result[keep[0]:keep[1]].nbytes)
             comm.Sendrecv(result[keep[0]:keep[1]], rank ^ distance,
                           recvbuf=result[give[0]:give[1]], source=rank ^ distance)
         if result is not buffer:
@@ -131,13 +134,15 @@ class Reducer:
         for step in range(size - 1):
             target = chunk(rank - step - 1, buffer)
             incoming = received[:target.size]
-            comm.Sendrecv(self._send_view(chunk(rank - step, buffer), wire), right,
-                          recvbuf=incoming, source=left)
+            outgoing = self._send_view(chunk(rank - step, buffer), wire)
+            traffic.add(outgoing.nbytes)
+            comm.Sendrecv(outgoing, right, recvbuf=incoming, source=left)
             np.add(target, incoming, out=target)
         result = buffer if wire == buffer.dtype else self._scratch_of('gather', buffer.size, wire)
         if result is not buffer:
             np.copyto(chunk(rank + 1, result), chunk(rank + 1, buffer), casting='same_kind')
         for step in range(size - 1):
+            traffic.add(chunk(rank + 1 - step, result).nbytes)
             comm.Sendrecv(chunk(rank + 1 - step, result), right,
                           recvbuf=chunk(rank - step, result), source=left)
         if result is not buffer:

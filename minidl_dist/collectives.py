@@ -9,7 +9,7 @@ allreduce of :mod:`minidl_dist.allreduce`; :func:`gather_rows`, which
 import numpy as np
 
 from minidl import Tensor
-from minidl_dist import comm
+from minidl_dist import comm, traffic
 from minidl_dist.allreduce import Reducer
 from minidl_dist.model_sync import broadcast_arrays
 from minidl_dist.watchdog import waiting
@@ -83,6 +83,7 @@ def gather_rows(communicator, array, counts):
     """
     per_row = int(np.prod(array.shape[1:], dtype=np.int64))
     result = np.empty((sum(counts),) + array.shape[1:], array.dtype)
+    traffic.add(array.nbytes * (communicator.Get_size() - 1))
     with waiting('gathering rows of all ranks'):
         communicator.Allgatherv(np.ascontiguousarray(array),
                                 [result, [count * per_row for count in counts]])

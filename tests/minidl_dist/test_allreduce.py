@@ -26,6 +26,11 @@ def test_allreduce_is_the_fixed_order_sum_on_every_rank(tmp_path, ranks):
         assert output['sum_tensor'] == [ranks * (ranks + 1) / 2] * 3
         assert output['broadcast'] == (np.arange(4.0) + 10 * (ranks - 1)).tolist()
         assert output['allgather'] == [[r, r] for r in range(ranks) for _ in range(r + 1)]
+    for rank, output in enumerate(outputs):
+        # Each rank sends 2 (N - 1) / N of the buffer (halving-doubling and ring alike),
+        # and an all-gather sends its rows once to every other rank.
+        assert output['bytes_sent']['sum'] == 2 * (ranks - 1) * 4092 * 4 // ranks
+        assert output['bytes_sent']['gather'] == (rank + 1) * 3 * 8 * (ranks - 1)
 
 
 def test_allreduce_gives_the_same_bits_in_every_run(tmp_path):

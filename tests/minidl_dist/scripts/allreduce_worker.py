@@ -70,8 +70,16 @@ def main(output):
     comm.Allgather(local, exact)
     compressed = Reducer(comm, bucket_bytes=BUCKET, wire_dtype='float16').sum_(local.copy())
     error = np.abs(compressed - exact.astype('float64').sum(0)).max()
+    # Bytes sent for one float32 sum of 4092 values (a multiple of 2, 3 and 4).
+    before = dist.bytes_sent()
+    Reducer(comm).sum_(np.ones(4092, np.float32))
+    sent_for_sum = dist.bytes_sent() - before
+    before = dist.bytes_sent()
+    dist.allgather(np.ones((rank + 1, 3), np.float64))
+    sent_for_gather = dist.bytes_sent() - before
     summary = {
         'cases': cases,
+        'bytes_sent': {'sum': sent_for_sum, 'gather': sent_for_gather},
         'fp16': {'result': digest(compressed), 'max_error': float(error),
                  'on_fp16_grid': bool((compressed.astype('float16') == compressed).all())},
         'mean': dist.allreduce(float(rank)),
