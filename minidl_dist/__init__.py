@@ -22,6 +22,7 @@ one collective aborts it too, saying what it waited for
 different numbers of samples, batch sizes or models.
 """
 
+from minidl_dist.averaging import ModelAveraging
 from minidl_dist.callbacks import BroadcastWeights
 from minidl_dist.collectives import allgather, allreduce, broadcast
 from minidl_dist.comm import init, local_rank, local_size, rank, size
@@ -30,6 +31,7 @@ from minidl_dist.sync_batch_norm import SyncBatchNormalization
 from minidl_dist.traffic import bytes_sent
 
 __all__ = [
-    'BroadcastWeights', 'DistributedOptimizer', 'SyncBatchNormalization', 'allgather',
-    'allreduce', 'broadcast', 'bytes_sent', 'init', 'local_rank', 'local_size', 'rank', 'size',
+    'BroadcastWeights', 'DistributedOptimizer', 'ModelAveraging', 'SyncBatchNormalization',
+    'allgather', 'allreduce', 'broadcast', 'bytes_sent', 'init', 'local_rank', 'local_size',
+    'rank', 'size',
 ]

@@ -109,27 +109,50 @@ def broadcast_arrays(comm, arrays, root=0):
             array[...] = from_host(host, array)
 
 
-def broadcast_model(comm, model, root=0):
-    """Give every rank the root's weights, optimizer state and random generator states."""
+def broadcast_model(comm, model, root=0, keep=()):
+    """Give every rank the root's weights, optimizer state and random generator states.
+
+    Args:
+        comm: The mpi4py communicator.
+        model: The model, built alike on every rank.
+        root: The rank whose values everyone gets.
+        keep: ids of weights that keep each rank's own values, and their
+            optimizer slots with them (a model-parallel layer's shards).
+    """
     optimizer = model.optimizer
     built = np.array([optimizer is not None and optimizer.built], np.uint8)
     with waiting(f'a broadcast from rank {root}'):
         comm.Bcast(built, root=root)
     if built[0] and not optimizer.built:
         optimizer.build(model.trainable_weights)
-    state = optimizer.get_weights() if built[0] else []
-    description = [(weight.name, tuple(weight.shape), str(weight.dtype))
-                   for weight in model.weights]
+    weights = [weight for weight in model.weights if id(weight) not in keep]
+    description = [(weight.name, tuple(weight.shape), str(weight.dtype)) for weight in weights]
+    state, shared = [], []
     if built[0]:
+        state = optimizer.get_weights()
+        shared = _shared_state(optimizer, model.trainable_weights, keep)
         description += [(name, tuple(np.shape(array)), str(np.asarray(array).dtype))
-                        for name, array in zip(optimizer.weight_names(), state)]
+                        for name, array, share in zip(optimizer.weight_names(), state, shared)
+                        if share]
     check_same_structure(comm, description, 'model weights or optimizer state')
-    broadcast_arrays(comm, [weight.data for weight in model.weights], root)
+    broadcast_arrays(comm, [weight.data for weight in weights], root)
     if built[0]:
-        broadcast_arrays(comm, state, root)
+        broadcast_arrays(comm, [array for array, share in zip(state, shared) if share], root)
         optimizer.set_weights(state)
     generators = model_parts.generators(model)
     with waiting(f'a broadcast from rank {root}'):
         states = comm.bcast([generator.get_state() for generator in generators], root=root)
     for generator, state in zip(generators, states):
         generator.set_state(state)
+
+
+def _shared_state(optimizer, params, keep):
+    """For each array of ``optimizer.get_weights()``, whether it is broadcast.
+
+    Its order is documented: the iterations, the shared state, then each
+    slot for every parameter in turn; slots of ``keep`` parameters are not.
+    """
+    shared = [True] * (1 + len(optimizer.state_names))
+    for _ in optimizer.slot_names:
+        shared += [id(param) not in keep for param in params]
+    return shared

@@ -3,13 +3,14 @@
 from minidl import optimizers
 from minidl_dist import comm
 from minidl_dist.allreduce import BUCKET_BYTES, Reducer
+from minidl_dist.hybrid import HybridParallel
 from minidl_dist.strategy import DataParallel
 
 _COMPRESSIONS = {None: None, 'none': None, 'fp16': 'float16', 'float16': 'float16'}
 
 
 def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa: N802 (Horovod's name)
-                         bucket_bytes=BUCKET_BYTES, every_rank_writes=False):
+                         bucket_bytes=BUCKET_BYTES, every_rank_writes=False, model_parallel=None):
     """Make ``model.compile(optimizer=...)`` train data-parallel over the job's ranks.
 
     The optimizer itself is returned (so that saving and loading see, e.g.,
@@ -35,13 +36,24 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
         bucket_bytes: Size of the pieces gradients are reduced in.
         every_rank_writes: Let every rank print progress and write files
             (checkpoints, CSV logs, ``model.save``); by default only rank 0 does.
+        model_parallel: None (every layer data-parallel), a list of names of
+            Dense layers, or 'dense' (every Dense layer after the last
+            convolution): those layers are split by columns over the ranks,
+            and every layer from the first of them on computes the global
+            batch (hybrid parallelism, :mod:`minidl_dist.hybrid`). ``compile``
+            then places the model; ``get_weights``, ``set_weights``,
+            ``save``, ``save_weights``, ``load_weights``, ``summary`` and
+            ``count_params`` gather the shards, so every rank must call them.
 
     Returns:
         The optimizer, now distributed.
 
     Raises:
         RuntimeError: If ``minidl_dist.init()`` was not called.
-        ValueError: For a bad ``micro_shards`` or ``compression``.
+        ValueError: For a bad ``micro_shards``, ``compression`` or
+            ``model_parallel`` (compile raises for layers the model lacks
+            or cannot split).
+        NotImplementedError: For ``model_parallel`` with ``micro_shards``.
     """
     optimizer = optimizers.get(optimizer)
     if optimizer.strategy is not None:
@@ -61,5 +73,25 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
             raise ValueError('micro_shards needs exact sums; it cannot be combined with '
                              'fp16 compression')
     reducer = Reducer(world, bucket_bytes, _COMPRESSIONS[compression])
-    optimizer.strategy = DataParallel(world, reducer, micro_shards, every_rank_writes)
+    if model_parallel is None:
+        optimizer.strategy = DataParallel(world, reducer, micro_shards, every_rank_writes)
+    else:
+        if micro_shards is not None:
+            raise NotImplementedError('model_parallel with micro_shards (the rank-count '
+                                      'invariant mode) is not available yet')
+        optimizer.strategy = HybridParallel(world, reducer, _layer_names(model_parallel),
+                                            every_rank_writes)
     return optimizer
+
+
+def _layer_names(model_parallel):
+    if model_parallel == 'dense':
+        return model_parallel
+    if not isinstance(model_parallel, (list, tuple)) or not all(isinstance(name, str)
+                                                                for name in model_parallel):
+        raise ValueError(f"model_parallel must be 'dense' or a list of layer names, "
+                         f"got {model_parallel!r}")
+    names = list(model_parallel)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f'model_parallel must name each layer once, got {names}')
+    return names

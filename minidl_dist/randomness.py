@@ -11,6 +11,11 @@ left as one process would leave them between steps (the default generator
 still draws each epoch's shuffle, exactly as without minidl_dist), and a
 run resumed from a checkpoint (which saves both the generator states and
 ``iterations``) draws the same numbers as the run it continues.
+
+Layers that compute the global batch, alike on every rank (the
+model-parallel part of a hybrid model), draw from one more stream per step,
+:meth:`PartStreams.shared`, the same on every rank and for any number of
+ranks; it continues from one such layer to the next within the step.
 """
 
 import contextlib
@@ -31,23 +36,51 @@ class PartStreams:
         self.generators = generators
         self._states = None
         self._entropy = None
+        self._shared = None
 
     def begin_step(self, step):
         """Start the step that makes update number ``step`` (on every rank)."""
         self._states = [generator.get_state() for generator in self.generators]
         self._entropy = [[_fingerprint(state), int(step)] for state in self._states]
+        self._shared = [_stream_state(entropy + [SHARED]) for entropy in self._entropy]
+
+    @contextlib.contextmanager
+    def shared(self):
+        """Within the block, the generators draw from the step's shared stream.
+
+        Outside a step (evaluate, predict) the generators are left as they are.
+        """
+        if self._shared is None:
+            yield
+            return
+        current = [generator.get_state() for generator in self.generators]
+        for generator, state in zip(self.generators, self._shared):
+            generator.set_state(state)
+        try:
+            yield
+        finally:
+            self._shared = [generator.get_state() for generator in self.generators]
+            for generator, state in zip(self.generators, current):
+                generator.set_state(state)
 
     @contextlib.contextmanager
     def part(self, index):
         """Within the block, the generators draw from the streams of part ``index``."""
         for generator, entropy in zip(self.generators, self._entropy):
-            stream = np.random.PCG64(np.random.SeedSequence(entropy + [index]))
-            generator.set_state(stream.state)
+            generator.set_state(_stream_state(entropy + [index]))
         try:
             yield
         finally:
             for generator, state in zip(self.generators, self._states):
                 generator.set_state(state)
+
+
+#: The shared stream's index, beyond any part's (parts are numbered from 0).
+SHARED = 1 << 32
+
+
+def _stream_state(entropy):
+    return np.random.PCG64(np.random.SeedSequence(entropy)).state
 
 
 def _fingerprint(state):

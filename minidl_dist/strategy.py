@@ -69,11 +69,14 @@ class DataParallel(Strategy):
                              f'before fit (input_shape= on the first layer, or call it once) '
                              f'so that rank 0 can broadcast them')
         with doing("broadcasting rank 0's weights"):
-            model_sync.broadcast_model(self.comm, model)
+            self._broadcast(model)
         self._model = model
         self._streams = PartStreams(model_parts.generators(model))
         self._has_sync_batch_norm = any(isinstance(layer, SyncBatchNormalization)
                                         for layer in model.flatten_layers())
+
+    def _broadcast(self, model):
+        model_sync.broadcast_model(self.comm, model)
 
     def begin_epochs(self, batch_size, steps, samples=None):
         """Check that all ranks run the same epochs over as many samples, with the same model.

@@ -58,6 +58,10 @@ class Layer:
     integer_inputs = False
     # True for the operations that compute a mask in a graph (see _call_symbolic).
     computes_mask = False
+    # How the layer's call spreads over processes, set by a distributed strategy
+    # (minidl_dist's model-parallel layers): None computes the whole call here. A
+    # placement's ``call(layer, inputs, **kwargs)`` replaces ``layer.call``.
+    placement = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -181,7 +185,10 @@ class Layer:
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
         with layer_call():  # an outermost call: the losses of earlier runs expire
-            outputs = self.call(inputs, *args, **kwargs)
+            if self.placement is None:
+                outputs = self.call(inputs, *args, **kwargs)
+            else:
+                outputs = self.placement.call(self, inputs, *args, **kwargs)
         if self.activity_regularizer is not None:
             self.add_loss([self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)])
         return outputs

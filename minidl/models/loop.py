@@ -114,6 +114,7 @@ def _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate, raise_i
             raise_if_interrupted()
             if model.stop_training:
                 break
+        model.strategy.end_epoch()
         epoch_logs = dict(logs)
         epoch_logs.update(validate(epoch))
         callbacks.on_epoch_end(epoch, epoch_logs)

@@ -71,6 +71,7 @@ class Model(GeneratorMethods, DataIntake, Network):
         self.objectives = None
         if self.outputs:
             self._make_objectives([t.shape for t in self.outputs])
+        self.strategy.attach(self)
 
     def _make_objectives(self, output_shapes):
         names = self.output_names if self.outputs else [
@@ -269,21 +270,40 @@ class Model(GeneratorMethods, DataIntake, Network):
 
     def summary(self, line_length=None, positions=None, print_fn=None):
         """Print Keras's table of layers, output shapes and parameter counts."""
-        summary_module.print_summary(self, line_length, positions, print_fn)
+        with self.strategy.whole_weights(self):
+            summary_module.print_summary(self, line_length, positions, print_fn)
 
     def save(self, filepath, overwrite=True, include_optimizer=True):
         """Write the whole model (architecture, weights, optimizer state) to HDF5."""
-        if self.strategy.is_chief:
-            saving.save_model(self, filepath, overwrite, include_optimizer)
+        with self.strategy.whole_weights(self):
+            if self.strategy.is_chief:
+                saving.save_model(self, filepath, overwrite, include_optimizer)
 
     def save_weights(self, filepath, overwrite=True):
         """Write the weights to HDF5, in Keras 2's layout."""
-        if self.strategy.is_chief:
-            saving.save_weights(self, filepath, overwrite)
+        with self.strategy.whole_weights(self):
+            if self.strategy.is_chief:
+                saving.save_weights(self, filepath, overwrite)
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False):
         """Read weights written by :meth:`save_weights` (or Keras 2) into this model."""
-        saving.load_weights(self, filepath, by_name, skip_mismatch)
+        with self.strategy.whole_weights(self):
+            saving.load_weights(self, filepath, by_name, skip_mismatch)
+
+    def get_weights(self):
+        """Copies of all weights as numpy arrays, layer by layer (complete, also when sharded)."""
+        with self.strategy.whole_weights(self):
+            return super().get_weights()
+
+    def set_weights(self, weights):
+        """Set all weights from numpy arrays in :meth:`get_weights` order."""
+        with self.strategy.whole_weights(self):
+            super().set_weights(weights)
+
+    def count_params(self):
+        """Number of scalars in the weights (of the whole model, also when sharded)."""
+        with self.strategy.whole_weights(self):
+            return super().count_params()
 
     def to(self, device):
         """Move the weights (and the optimizer's state) to ``device``; returns self."""

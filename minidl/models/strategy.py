@@ -24,11 +24,14 @@ The contract, step by step, for one global batch of ``fit``:
 4. ``reduce_sum(totals)`` sums the loss and metric accumulators, so that
    logs, callbacks and ``History`` see exact values over the whole data.
 
-Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps, samples)``.
+Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps, samples)``,
+and after each epoch's last step ``end_epoch()``.
 ``evaluate`` and ``predict`` compute nothing for an empty part of a batch
 (a batch smaller than the number of processes), and ``gather`` then
 receives None.
 """
+
+import contextlib
 
 import numpy as np
 
@@ -38,6 +41,16 @@ class Strategy:
 
     #: Whether this process prints progress and writes files.
     is_chief = True
+
+    def attach(self, model):
+        """Called by ``model.compile`` with this strategy's optimizer."""
+
+    def whole_weights(self, model):
+        """A context in which every layer of ``model`` holds its complete weights.
+
+        Changes made to them inside the block are kept.
+        """
+        return contextlib.nullcontext()
 
     def begin(self, model):
         """Called when fit, evaluate or predict starts, and before a model's first
@@ -71,6 +84,11 @@ class Strategy:
     def reduce_sum(self, totals):
         """Sum a float64 vector of accumulators over processes."""
         return totals
+
+    def end_epoch(self):
+        """Called by fit after an epoch's last step, before validation and the
+        epoch's callbacks (e.g. to make processes that train apart hold one
+        model again)."""
 
     def gather(self, arrays):
         """Concatenate the processes' lists of local arrays along axis 0, in shard order.

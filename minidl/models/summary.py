@@ -2,6 +2,8 @@
 
 from minidl.layers.nest import flatten
 
+_PLACEMENT_WIDTH = 34
+
 
 def print_summary(model, line_length=None, positions=None, print_fn=None):
     """Print the summary table of ``model`` (see ``Model.summary``)."""
@@ -17,6 +19,11 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
         headers = ['Layer (type)', 'Output Shape', 'Param #', 'Connected to']
     if positions[-1] <= 1:
         positions = [int(line_length * p) for p in positions]
+    placed = any(layer.placement is not None for layer in model.layers)
+    if placed:  # a distributed strategy placed layers: one more column says where
+        headers = headers + ['Placement']
+        positions = positions + [positions[-1] + _PLACEMENT_WIDTH]
+        line_length = positions[-1]
 
     def row(fields):
         # As Keras: each field starts where the previous one's column ends, after a
@@ -34,7 +41,9 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
     print_fn('=' * line_length)
     layers = model.layers
     for index, layer in enumerate(layers):
-        for fields in _rows(model, layer, sequential_like):
+        for number, fields in enumerate(_rows(model, layer, sequential_like)):
+            if placed:
+                fields = fields + [_placement_text(layer) if number == 0 else '']
             row(fields)
         print_fn(('=' if index == len(layers) - 1 else '_') * line_length)
     trainable = sum(w.size for w in _unique(model.trainable_weights))
@@ -62,6 +71,10 @@ def _rows(model, layer, sequential_like):
     rows = [[name, output_shape, params, sources[0] if sources else '']]
     rows += [['', '', '', source] for source in sources[1:]]
     return rows
+
+
+def _placement_text(layer):
+    return 'data-parallel' if layer.placement is None else str(layer.placement)
 
 
 def _shape_text(outputs):

@@ -193,6 +193,15 @@ class Optimizer:
                 return self._slots[slot_name][index]
         raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
 
+    def set_slot(self, param, slot_name, array):
+        """Replace the slot array ``slot_name`` of the parameter Tensor ``param`` (any shape:
+        a distributed strategy that shards a parameter shards its slots with it)."""
+        for index, built_param in enumerate(self._params or []):
+            if built_param is param:
+                self._slots[slot_name][index] = array
+                return
+        raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
+
     def weight_names(self):
         """Names of the arrays of :meth:`get_weights`, in Keras 2's style ('Adam/dense/kernel/m:0')."""
         names = [f'{self.name}/iter:0'] + [f'{self.name}/{state}:0' for state in self.state_names]

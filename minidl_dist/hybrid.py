@@ -1,0 +1,226 @@
+"""HybridParallel: data-parallel layers first, then model-parallel Dense layers.
+
+Krizhevsky's scheme for AlexNet ("One weird trick for parallelizing
+convolutional neural networks", 2014): convolutions hold few weights and
+most of the computation, so they are data-parallel; the fully connected
+layers hold most of the weights, so each rank keeps only 1/N of their
+columns, and of the optimizer's state for them. What moves between ranks is
+then the activations of the global batch at the boundary, not those
+layers' weight gradients: hybrid pays off when the batch is small against
+the fully connected layers' width (:mod:`minidl_dist.model_parallel` has
+the layout, and ``benchmarks/RESULTS.md`` the measured traffic).
+
+The model is placed when it is compiled: rank 0's weights are broadcast,
+each model-parallel layer keeps its columns, and every layer from the first
+model-parallel one on computes the global batch. Gradients of the
+data-parallel layers are summed over ranks as in
+:class:`~minidl_dist.strategy.DataParallel`; the others are complete on
+every rank already. Whatever reads or writes the weights as a whole
+(``save``, ``get_weights``, ``summary``, ...) gathers the shards first,
+on every rank, so files have the ordinary Keras layout.
+"""
+
+import contextlib
+
+from minidl.layers import Dense
+from minidl.layers.nest import flatten
+from minidl.models.strategy import count_of
+from minidl_dist import data, model_parts, model_sync
+from minidl_dist.comm import from_host
+from minidl_dist.failfast import doing
+from minidl_dist.functions import gather_last_axis
+from minidl_dist.model_parallel import ColumnShard, GlobalBatch, Region
+from minidl_dist.packing import Packing
+from minidl_dist.strategy import DataParallel
+
+
+class HybridParallel(DataParallel):
+    """Data parallelism up to the model-parallel Dense layers, model parallelism from there.
+
+    Args:
+        comm: The mpi4py communicator of the ranks.
+        reducer: The :class:`~minidl_dist.allreduce.Reducer` that sums over them.
+        model_parallel: Names of the Dense layers to split by columns, or
+            'dense' for every Dense layer after the model's last convolution.
+        every_rank_writes: Let every rank print progress and write files.
+    """
+
+    def __init__(self, comm, reducer, model_parallel, every_rank_writes=False):
+        super().__init__(comm, reducer, None, every_rank_writes)
+        self.model_parallel = model_parallel
+        self._attached = None
+        self._sharded = []  # the model-parallel layers
+        self._complete = set()  # ids of weights whose gradients every rank computes whole
+        self._row_counts = None
+        self._whole = False
+
+    # ----- placing the model at compile time ------------------------------------------
+
+    def attach(self, model):
+        """Check the model-parallel layers, broadcast rank 0's weights, keep this rank's shards."""
+        if self._attached is not None and self._attached is not model:
+            raise ValueError('a DistributedOptimizer with model_parallel places one model; '
+                             'make a new one for another model')
+        if any(layer.placement is not None for layer in model.flatten_layers()) \
+                and self._attached is not model:
+            raise ValueError(f'model {model.name!r} is placed already (compiled with '
+                             f'model_parallel before); rebuild it to place it again')
+        if self._attached is model:
+            return
+        if not model.built:
+            raise ValueError(f'minidl_dist: model {model.name!r} has no weights yet; '
+                             f'model_parallel needs them at compile time (give the first '
+                             f'layer input_shape=, or call the model once)')
+        sharded = self._model_parallel_layers(model)
+        with doing("broadcasting rank 0's weights"):
+            model_sync.broadcast_model(self.comm, model)
+        region = Region(self, [tensor.node.layer for tensor in flatten(model.outputs)])
+        for layer in _downstream(model, sharded):
+            if layer in sharded:
+                layer.placement = ColumnShard(region, layer.units, self.rank, self.size)
+            else:
+                layer.placement = GlobalBatch(region)
+            self._complete.update(id(weight) for weight in layer.weights)
+        self._sharded = sharded
+        self._attached = model
+        self._keep_own_columns()
+
+    def _model_parallel_layers(self, model):
+        layers = [layer for layer in model.layers]
+        if self.model_parallel == 'dense':
+            convolutions = [index for index, layer in enumerate(layers) if _is_convolution(layer)]
+            first = convolutions[-1] + 1 if convolutions else 0
+            chosen = [layer for layer in layers[first:] if isinstance(layer, Dense)]
+            if not chosen:
+                raise ValueError(f"model_parallel='dense': model {model.name!r} has no Dense "
+                                 f"layer after its last convolution")
+        else:
+            by_name = {layer.name: layer for layer in layers}
+            missing = [name for name in self.model_parallel if name not in by_name]
+            if missing:
+                dense = [layer.name for layer in layers if isinstance(layer, Dense)]
+                raise ValueError(f'model_parallel names {missing}, which model {model.name!r} '
+                                 f'does not have; its Dense layers are {dense}')
+            chosen = [by_name[name] for name in self.model_parallel]
+        for layer in chosen:
+            if not isinstance(layer, Dense):
+                raise ValueError(f'model_parallel: layer {layer.name!r} is a '
+                                 f'{type(layer).__name__}; only Dense layers can be split')
+            if layer.units % self.size:
+                raise ValueError(f'model_parallel: layer {layer.name!r} has {layer.units} units, '
+                                 f'which {self.size} ranks cannot share evenly; use a number of '
+                                 f'ranks that divides it, or leave the layer data-parallel')
+        return chosen
+
+    # ----- the shards -------------------------------------------------------------------
+
+    def _arrays_of(self, layer):
+        """``(get, put)`` of each array a model-parallel layer shards: its weights and their slots."""
+        optimizer = self._attached.optimizer
+        for weight in layer.weights:
+            yield (lambda w=weight: w.data), (lambda array, w=weight: setattr(w, 'data', array))
+            if optimizer is None or not optimizer.built:
+                continue
+            try:
+                optimizer.get_slot(weight, optimizer.slot_names[0])
+            except (ValueError, IndexError):  # not a parameter of the optimizer, or no slots
+                continue
+            for slot in optimizer.slot_names:
+                yield (lambda w=weight, s=slot: optimizer.get_slot(w, s)), \
+                    (lambda array, w=weight, s=slot: optimizer.set_slot(w, s, array))
+
+    def _keep_own_columns(self):
+        for layer in self._sharded:
+            start, stop = layer.placement.start, layer.placement.stop
+            for get, put in self._arrays_of(layer):
+                put(get()[..., start:stop].copy())
+
+    @contextlib.contextmanager
+    def whole_weights(self, model):
+        """Within the block, the model-parallel layers hold their whole weights (and slots)."""
+        if self._whole or model is not self._attached:
+            yield
+            return
+        with doing('gathering the model-parallel weights'):
+            for layer in self._sharded:
+                widths = [layer.placement.width] * self.size
+                for get, put in self._arrays_of(layer):
+                    array = get()
+                    put(from_host(gather_last_axis(self.comm, array, widths), array))
+        self._whole = True
+        try:
+            yield
+        finally:
+            self._whole = False
+            self._keep_own_columns()
+
+    # ----- training, evaluating, predicting ---------------------------------------------
+
+    def begin(self, model):
+        if model is not self._attached:
+            raise ValueError(f'this DistributedOptimizer placed model {self._attached.name!r}, '
+                             f'not {model.name!r}')
+        super().begin(model)
+
+    def _broadcast(self, model):
+        # Shards differ from rank to rank by design; everything else is rank 0's.
+        model_sync.broadcast_model(self.comm, model, keep=self._shard_ids())
+
+    def _shard_ids(self):
+        return {id(weight) for layer in self._sharded for weight in layer.weights}
+
+    def _packing_for(self, model):
+        params = [w for w in model.trainable_weights if id(w) not in self._complete]
+        states = [w for w in model_parts.state_weights(model) if id(w) not in self._complete]
+        if self._packing is None or not self._packing.matches(params, states):
+            self._packing = Packing(params, states)
+        return self._packing
+
+    def reduce_gradients(self, params):
+        """Sum the data-parallel layers' gradients; the others are complete on every rank."""
+        super().reduce_gradients([p for p in params if id(p) not in self._complete])
+
+    def run_step(self, step, indices):
+        self._row_counts = self._counts_of(count_of(indices))
+        super().run_step(step, indices)
+
+    def shard(self, indices):
+        self._row_counts = self._counts_of(count_of(indices))
+        return super().shard(indices)
+
+    def _counts_of(self, count):
+        if count < self.size:
+            raise ValueError(f'a batch of {count} samples leaves some of the {self.size} ranks '
+                             f'without samples, and every rank computes the model-parallel '
+                             f'layers; use batches (and a last batch) of at least {self.size}')
+        return [stop - start for start, stop in data.block_bounds(count, self.size)]
+
+    def row_counts(self, x=None):
+        """The rows of each rank in the current batch (``x``: this rank's rows, checked)."""
+        assert x is None or x.shape[0] == self._row_counts[self.rank], \
+            f'{x.shape[0]} rows where this rank computes {self._row_counts[self.rank]}'
+        return self._row_counts
+
+    def shared_randomness(self):
+        """A context in which the random layers of the global batch draw alike on every rank."""
+        return self._streams.shared() if self._streams is not None \
+            else contextlib.nullcontext()
+
+
+def _is_convolution(layer):
+    return type(layer).__name__.startswith(('Conv', 'SeparableConv', 'DepthwiseConv',
+                                            'LocallyConnected'))
+
+
+def _downstream(model, sharded):
+    """The layers of ``model`` that compute on the outputs of ``sharded`` layers, in graph order."""
+    reached = {id(layer) for layer in sharded}
+    found = []
+    for node in model._nodes:
+        layer = node.layer
+        if id(layer) not in reached and any(id(parent.node.layer) in reached
+                                            for parent in node.inbound):
+            reached.add(id(layer))
+        if id(layer) in reached and layer not in found:
+            found.append(layer)
+    return found
