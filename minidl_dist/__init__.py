@@ -26,12 +26,13 @@ from minidl_dist.averaging import ModelAveraging
 from minidl_dist.callbacks import BroadcastWeights
 from minidl_dist.collectives import allgather, allreduce, broadcast
 from minidl_dist.comm import init, local_rank, local_size, rank, size
+from minidl_dist.model_parts import held_bytes
 from minidl_dist.optimizers import DistributedOptimizer
 from minidl_dist.sync_batch_norm import SyncBatchNormalization
 from minidl_dist.traffic import bytes_sent
 
 __all__ = [
     'BroadcastWeights', 'DistributedOptimizer', 'ModelAveraging', 'SyncBatchNormalization',
-    'allgather', 'allreduce', 'broadcast', 'bytes_sent', 'init', 'local_rank', 'local_size',
-    'rank', 'size',
+    'allgather', 'allreduce', 'broadcast', 'bytes_sent', 'held_bytes', 'init', 'local_rank',
+    'local_size', 'rank', 'size',
 ]

@@ -22,6 +22,7 @@ on every rank, so files have the ordinary Keras layout.
 
 import contextlib
 
+from minidl import Tensor
 from minidl.layers import Dense
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
@@ -42,16 +43,20 @@ class HybridParallel(DataParallel):
         reducer: The :class:`~minidl_dist.allreduce.Reducer` that sums over them.
         model_parallel: Names of the Dense layers to split by columns, or
             'dense' for every Dense layer after the model's last convolution.
+        micro_shards: None, or S for the rank-count-invariant mode
+            (:mod:`minidl_dist.tiled_product` says how the model-parallel
+            layers keep it).
         every_rank_writes: Let every rank print progress and write files.
     """
 
-    def __init__(self, comm, reducer, model_parallel, every_rank_writes=False):
-        super().__init__(comm, reducer, None, every_rank_writes)
+    def __init__(self, comm, reducer, model_parallel, micro_shards=None, every_rank_writes=False):
+        super().__init__(comm, reducer, micro_shards, every_rank_writes)
         self.model_parallel = model_parallel
         self._attached = None
         self._sharded = []  # the model-parallel layers
         self._complete = set()  # ids of weights whose gradients every rank computes whole
         self._row_counts = None
+        self._round = None  # the micro-shards being computed together, in the invariant mode
         self._whole = False
 
     # ----- placing the model at compile time ------------------------------------------
@@ -75,7 +80,10 @@ class HybridParallel(DataParallel):
         with doing("broadcasting rank 0's weights"):
             model_sync.broadcast_model(self.comm, model)
         region = Region(self, [tensor.node.layer for tensor in flatten(model.outputs)])
-        for layer in _downstream(model, sharded):
+        downstream = _downstream(model, sharded)
+        if self.micro_shards is not None:
+            _check_invariant_mode(downstream, sharded, self.micro_shards)
+        for layer in downstream:
             if layer in sharded:
                 layer.placement = ColumnShard(region, layer.units, self.rank, self.size)
             else:
@@ -178,11 +186,50 @@ class HybridParallel(DataParallel):
 
     def reduce_gradients(self, params):
         """Sum the data-parallel layers' gradients; the others are complete on every rank."""
+        if self.micro_shards is not None:
+            for layer in self._sharded:
+                kernel, bias = layer.placement.gradients.sum(layer.bias is not None)
+                _set_gradient(layer.kernel, kernel)
+                if bias is not None:
+                    _set_gradient(layer.bias, bias)
         super().reduce_gradients([p for p in params if id(p) not in self._complete])
 
     def run_step(self, step, indices):
-        self._row_counts = self._counts_of(count_of(indices))
-        super().run_step(step, indices)
+        count = count_of(indices)
+        if self.micro_shards is None:
+            self._row_counts = self._counts_of(count)
+            super().run_step(step, indices)
+            return
+        if count < self.micro_shards:
+            raise ValueError(f'a batch of {count} samples leaves some of the {self.micro_shards} '
+                             f'micro-shards empty, and every rank computes the model-parallel '
+                             f'layers for each; use batches (and a last batch) of at least '
+                             f'{self.micro_shards}')
+        sizes = [stop - start for start, stop in data.block_bounds(count, self.micro_shards)]
+        per_rank = self.micro_shards // self.size
+        rounds = iter(range(per_rank))
+
+        def step_in_round(local):
+            # A rank's part j meets every other rank's part j in the model-parallel layers.
+            turn = next(rounds)
+            self._round = [rank * per_rank + turn for rank in range(self.size)]
+            self._row_counts = [sizes[index] for index in self._round]
+            step(local)
+
+        try:
+            super().run_step(step_in_round, indices)
+        finally:
+            self._round = None
+
+    def round_micro_shards(self):
+        """The micro-shards whose rows the model-parallel layers compute now, in rank order."""
+        return self._round if self._round is not None else list(range(self.size))
+
+    def random_blocks(self):
+        """``[(micro-shard, rows)]`` of the global batch in the invariant mode's steps, else None."""
+        if self._round is None:
+            return None
+        return list(zip(self._round, self._row_counts))
 
     def shard(self, indices):
         self._row_counts = self._counts_of(count_of(indices))
@@ -201,10 +248,29 @@ class HybridParallel(DataParallel):
             f'{x.shape[0]} rows where this rank computes {self._row_counts[self.rank]}'
         return self._row_counts
 
-    def shared_randomness(self):
-        """A context in which the random layers of the global batch draw alike on every rank."""
-        return self._streams.shared() if self._streams is not None \
+    def shared_randomness(self, micro_shard=None):
+        """A context in which the random layers of the global batch (or of one of its
+        micro-shards) draw alike on every rank."""
+        return self._streams.shared(micro_shard) if self._streams is not None \
             else contextlib.nullcontext()
+
+
+def _check_invariant_mode(downstream, sharded, micro_shards):
+    for layer in sharded:
+        if layer.units % micro_shards:
+            raise ValueError(f'model_parallel with micro_shards={micro_shards}: layer '
+                             f'{layer.name!r} has {layer.units} units, which cannot be cut into '
+                             f'{micro_shards} equal column blocks')
+    for layer in downstream:
+        if layer not in sharded and layer.trainable_weights:
+            raise NotImplementedError(
+                f'model_parallel with micro_shards: layer {layer.name!r} comes after a '
+                f'model-parallel layer and has weights; in the invariant mode the layers there '
+                f'must be model-parallel Dense layers or have no weights (Dropout, Activation)')
+
+
+def _set_gradient(weight, values):
+    weight.grad = Tensor(from_host(values, weight.data), dtype=weight.dtype)
 
 
 def _is_convolution(layer):

@@ -26,9 +26,12 @@ sum over ranks of the input gradient in the backward pass (B x in values,
 where weights would be in x out).
 """
 
+import numpy as np
+
 from minidl import functions as F
 from minidl_dist.functions import (gather_batch_rows, gather_columns, own_rows,
                                    sum_gradients)
+from minidl_dist.tiled_product import TiledGradients, TiledProduct
 
 
 class Region:
@@ -76,6 +79,8 @@ class ColumnShard:
         self.units, self.size = units, size
         self.width = units // size
         self.start, self.stop = rank * self.width, (rank + 1) * self.width
+        micro_shards = region.strategy.micro_shards
+        self.gradients = None if micro_shards is None else TiledGradients(micro_shards)
 
     def __str__(self):
         return f'model-parallel {self.start}:{self.stop}/{self.units}'
@@ -84,7 +89,15 @@ class ColumnShard:
         strategy = self.region.strategy
         x = sum_gradients(self.region.enter(inputs), strategy.reducer)
         rows = x if x.ndim == 2 else F.reshape(x, (-1, x.shape[-1]))
-        shard = F.dense(rows, layer.kernel, layer.bias)  # the layer holds its shards
+        if self.gradients is None:
+            shard = F.dense(rows, layer.kernel, layer.bias)  # the layer holds its shards
+        else:  # the rank-count-invariant mode
+            per_sample = rows.shape[0] // x.shape[0]
+            product = TiledProduct([count * per_sample for count in strategy.row_counts()],
+                                   strategy.round_micro_shards(),
+                                   strategy.micro_shards // self.size, self.gradients)
+            weights = [layer.kernel] + ([layer.bias] if layer.bias is not None else [])
+            shard = product(rows, *weights)
         y = gather_columns(shard, strategy.comm, [self.width] * self.size)
         if x.ndim != 2:
             y = F.reshape(y, x.shape[:-1] + (self.units,))
@@ -101,10 +114,21 @@ class GlobalBatch:
         return 'global batch'
 
     def call(self, layer, inputs, *args, **kwargs):
-        if isinstance(inputs, list):
-            inputs = [self.region.enter(x) for x in inputs]
-        else:
-            inputs = self.region.enter(inputs)
-        with self.region.strategy.shared_randomness():
-            y = layer.call(inputs, *args, **kwargs)
-        return self.region.leave(layer, y)
+        several = isinstance(inputs, list)
+        inputs = [self.region.enter(x) for x in (inputs if several else [inputs])]
+        strategy = self.region.strategy
+        blocks = strategy.random_blocks()
+        if blocks is None:
+            with strategy.shared_randomness():
+                y = layer.call(inputs if several else inputs[0], *args, **kwargs)
+            return self.region.leave(layer, y)
+        # The invariant mode: each micro-shard alone, with its own draws, whatever
+        # other micro-shards share the gathered batch.
+        edges = np.cumsum([count for _, count in blocks])[:-1].tolist()
+        pieces = [F.split(x, edges) if edges else [x] for x in inputs]
+        outputs = []
+        for number, (index, _) in enumerate(blocks):
+            block = [piece[number] for piece in pieces]
+            with strategy.shared_randomness(index):
+                outputs.append(layer.call(block if several else block[0], *args, **kwargs))
+        return self.region.leave(layer, F.concat(outputs) if len(outputs) > 1 else outputs[0])

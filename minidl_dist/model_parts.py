@@ -26,3 +26,17 @@ def generators(model):
     augmentation given no seed of its own).
     """
     return [default_generator()] + [generator for _, generator in model.named_generators()]
+
+
+def held_bytes(model):
+    """Bytes of weights and optimizer state that this rank holds for ``model``.
+
+    With model-parallel layers each rank holds only its shards (and their
+    optimizer slots); with data parallelism every rank holds everything.
+    """
+    arrays = [weight.data for weight in model.weights]
+    optimizer = model.optimizer
+    if optimizer is not None and optimizer.built:
+        arrays += [optimizer.get_slot(param, slot) for param in model.trainable_weights
+                   for slot in optimizer.slot_names]
+    return int(sum(array.nbytes for array in arrays))

@@ -53,7 +53,6 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
         ValueError: For a bad ``micro_shards``, ``compression`` or
             ``model_parallel`` (compile raises for layers the model lacks
             or cannot split).
-        NotImplementedError: For ``model_parallel`` with ``micro_shards``.
     """
     optimizer = optimizers.get(optimizer)
     if optimizer.strategy is not None:
@@ -76,11 +75,8 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
     if model_parallel is None:
         optimizer.strategy = DataParallel(world, reducer, micro_shards, every_rank_writes)
     else:
-        if micro_shards is not None:
-            raise NotImplementedError('model_parallel with micro_shards (the rank-count '
-                                      'invariant mode) is not available yet')
         optimizer.strategy = HybridParallel(world, reducer, _layer_names(model_parallel),
-                                            every_rank_writes)
+                                            micro_shards, every_rank_writes)
     return optimizer
 
 

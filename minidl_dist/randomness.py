@@ -42,24 +42,31 @@ class PartStreams:
         """Start the step that makes update number ``step`` (on every rank)."""
         self._states = [generator.get_state() for generator in self.generators]
         self._entropy = [[_fingerprint(state), int(step)] for state in self._states]
-        self._shared = [_stream_state(entropy + [SHARED]) for entropy in self._entropy]
+        self._shared = {}
 
     @contextlib.contextmanager
-    def shared(self):
+    def shared(self, index=None):
         """Within the block, the generators draw from the step's shared stream.
+
+        Args:
+            index: None for the global batch's stream, or a micro-shard's
+                index for that micro-shard's (the rank-count-invariant mode).
 
         Outside a step (evaluate, predict) the generators are left as they are.
         """
-        if self._shared is None:
+        if self._entropy is None:
             yield
             return
+        key = [SHARED] if index is None else [SHARED, int(index)]
+        states = self._shared.get(index) or [_stream_state(entropy + key)
+                                             for entropy in self._entropy]
         current = [generator.get_state() for generator in self.generators]
-        for generator, state in zip(self.generators, self._shared):
+        for generator, state in zip(self.generators, states):
             generator.set_state(state)
         try:
             yield
         finally:
-            self._shared = [generator.get_state() for generator in self.generators]
+            self._shared[index] = [generator.get_state() for generator in self.generators]
             for generator, state in zip(self.generators, current):
                 generator.set_state(state)
 

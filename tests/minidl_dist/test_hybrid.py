@@ -119,3 +119,15 @@ def test_bad_model_parallel_arguments_fail_at_compile(tmp_path):
     assert "'dense' or a list of layer names" in messages['string']
     assert "'dense' or a list of layer names" in messages['number']
     assert 'each layer once' in messages['repeated']
+
+
+def test_invariant_mode_with_model_parallel_layers_gives_the_same_bits_on_1_2_and_4_ranks(
+        tmp_path):
+    outputs = []
+    for ranks in (1, 2, 4):
+        directory = tmp_path / str(ranks)
+        directory.mkdir()
+        launch(WORKER, 'invariant', directory, ranks=ranks).check()
+        outputs.append(json.loads((directory / 'invariant.json').read_text()))
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    assert outputs[0]['loss'][-1] < outputs[0]['loss'][0]  # it trains

@@ -10,6 +10,9 @@ Usage: hybrid_worker.py MODE OUTPUT_DIR [FILE], MODE one of
   prints the summary, and save writes model.h5 (Adam state included);
 - load: load_model(FILE), compiled again model-parallel over this job's
   ranks, one more epoch; writes the loaded and trained weights;
+- invariant: micro_shards=4 with both Dense layers model-parallel and dropout
+  on either side of the first; rank 0 writes invariant.json (weights' sha256,
+  losses);
 - errors: the messages compile gives for bad model_parallel arguments.
 """
 
@@ -102,6 +105,26 @@ def fit_check(mode, output, dist):
             'count_params': count}))
 
 
+def invariant_check(output, dist):
+    import hashlib
+    from minidl.layers import Dropout
+    from minidl.optimizers import SGD
+    minidl.set_seed(11 + dist.rank())
+    model = Sequential([Conv2D(4, 3, activation='relu', input_shape=(6, 6, 1)), MaxPooling2D(),
+                        Flatten(), Dropout(0.2), Dense(16, activation='relu', name='fc1'),
+                        Dropout(0.3), Dense(4, activation='softmax', name='predictions')])
+    model.compile(dist.DistributedOptimizer(SGD(0.05, momentum=0.9), micro_shards=4,
+                                            model_parallel=['fc1', 'predictions']),
+                  'categorical_crossentropy')
+    x, y = data(96, 0)
+    history = model.fit(x, y, batch_size=BATCH, epochs=EPOCHS, verbose=0)
+    weights = model.get_weights()
+    if dist.rank() == 0:
+        digest = hashlib.sha256(b''.join(w.tobytes() for w in weights)).hexdigest()
+        (output / 'invariant.json').write_text(json.dumps({'digest': digest,
+                                                          'loss': history.history['loss']}))
+
+
 def load_check(output, file, dist):
     model = load_model(file)
     loaded = model.get_weights()
@@ -155,6 +178,8 @@ def main(mode, output, file=None):
         fit_check(mode, output, dist)
     elif mode == 'load':
         load_check(output, file, dist)
+    elif mode == 'invariant':
+        invariant_check(output, dist)
     else:
         errors_check(output, dist)
 
