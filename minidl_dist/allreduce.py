@@ -76,6 +76,42 @@ class Reducer:
                     self._ring(part, wire)
         return buffer
 
+    def sum_scatter(self, buffer, sizes):
+        """This rank's block of the sum over ranks of the 1-D ``buffer`` (a new array).
+
+        The buffer is cut into one block per rank, of ``sizes[r]`` elements, in
+        rank order. With a power-of-two number of ranks this is the first half
+        of the allreduce (recursive halving, the same summation tree, each rank
+        sending ``(N - 1) / N`` of the buffer); otherwise the whole sum is taken.
+        """
+        edges = np.concatenate([[0], np.cumsum(sizes)]).astype(int).tolist()
+        if len(sizes) != self.size or edges[-1] != buffer.size:
+            raise ValueError(f'sum_scatter: {len(sizes)} blocks of {edges[-1]} elements for '
+                             f'{self.size} ranks and a buffer of {buffer.size}')
+        if self.size == 1 or not self.power_of_two:
+            return self.sum_(np.ascontiguousarray(buffer))[edges[self.rank]:edges[self.rank + 1]].copy()
+        # Halving leaves rank r the block at position bit_reverse(r): lay the blocks out so.
+        positions = [_bit_reverse(position, self.size) for position in range(self.size)]
+        arranged = np.concatenate([buffer[edges[r]:edges[r + 1]] for r in positions])
+        starts = np.concatenate([[0], np.cumsum([sizes[r] for r in positions])]).astype(int)
+        low, high = 0, self.size
+        distance = 1
+        with waiting(f'a sum-scatter over ranks of {buffer.size} values'):
+            while distance < self.size:
+                middle = (low + high) // 2
+                keep, give = ((middle, high), (low, middle)) if self.rank & distance \
+                    else ((low, middle), (middle, high))
+                kept = arranged[starts[keep[0]]:starts[keep[1]]]
+                outgoing = arranged[starts[give[0]]:starts[give[1]]]
+                incoming = np.empty_like(kept)
+                traffic.add(outgoing.nbytes)
+                self.comm.Sendrecv(outgoing, self.rank ^ distance, recvbuf=incoming,
+                                   source=self.rank ^ distance)
+                np.add(kept, incoming, out=kept)
+                low, high = keep
+                distance <<= 1
+        return arranged[starts[low]:starts[high]].copy()
+
     def _scratch_of(self, name, count, dtype):
         """A reused work array of at least ``count`` elements."""
         key = (name, np.dtype(dtype))
@@ -147,6 +183,14 @@ class Reducer:
                           recvbuf=chunk(rank - step, result), source=left)
         if result is not buffer:
             np.copyto(buffer, result, casting='same_kind')
+
+
+def _bit_reverse(value, size):
+    """``value``'s bits in reverse order, over log2(size) bits."""
+    result, bits = 0, size.bit_length() - 1
+    for _ in range(bits):
+        result, value = (result << 1) | (value & 1), value >> 1
+    return result
 
 
 def _powers_down(size):

@@ -6,7 +6,8 @@ rank. Their rule: the gradient of a tensor every rank holds alike is itself
 complete and alike on every rank. :class:`GatherRows` enters the global
 batch, :class:`OwnRows` leaves it, :class:`GatherColumns` joins the column
 shards that ranks computed, and :class:`SumGradients` completes the partial
-input gradient of a product with a shard of the weights. All ranks must call
+input gradient of a product with a shard of the weights (:class:`GatherRows`
+does both at once for a batch that enters only such a product). All ranks must call
 them in the same order, in forward and in backward; sums are the fixed-order
 sums of :mod:`minidl_dist.allreduce`.
 """
@@ -76,15 +77,20 @@ class GatherRows(Function):
     """Every rank's rows, joined in rank order: the global batch.
 
     The gradient of the global batch is complete on every rank, so the
-    backward keeps this rank's rows of it, with no communication.
+    backward keeps this rank's rows of it, with no communication. Given a
+    reducer, the gradient is instead each rank's part of it (the batch feeds
+    only a product with a shard of the weights), and the backward sums it
+    over ranks keeping this rank's rows: a sum-scatter, half an allreduce.
 
     Args:
         comm: The mpi4py communicator.
         counts: Rows of each rank, in rank order.
+        reducer: None, or the :class:`~minidl_dist.allreduce.Reducer` that
+            sums partial gradients.
     """
 
-    def __init__(self, comm, counts):
-        self.comm, self.counts = comm, list(counts)
+    def __init__(self, comm, counts, reducer=None):
+        self.comm, self.counts, self.reducer = comm, list(counts), reducer
         rank = comm.Get_rank()
         self.start = sum(self.counts[:rank])
         self.stop = self.start + self.counts[rank]
@@ -93,7 +99,12 @@ class GatherRows(Function):
         return from_host(gather_rows(self.comm, _host(x), self.counts), x)
 
     def backward(self, grad):
-        return grad[self.start:self.stop].copy()
+        if self.reducer is None:
+            return grad[self.start:self.stop].copy()
+        row = int(np.prod(grad.shape[1:], dtype=np.int64))
+        host = np.array(to_host(grad), order='C').reshape(-1)
+        mine = self.reducer.sum_scatter(host, [count * row for count in self.counts])
+        return from_host(mine.reshape((self.counts[self.comm.Get_rank()],) + grad.shape[1:]), grad)
 
 
 class OwnRows(Function):
@@ -147,9 +158,9 @@ def sum_gradients(x, reducer):
     return SumGradients(reducer)(_tensor(x))
 
 
-def gather_batch_rows(x, comm, counts):
+def gather_batch_rows(x, comm, counts, reducer=None):
     """The global batch from each rank's rows ``x`` (see :class:`GatherRows`)."""
-    return GatherRows(comm, counts)(_tensor(x))
+    return GatherRows(comm, counts, reducer)(_tensor(x))
 
 
 def own_rows(x, comm, counts):

@@ -21,9 +21,12 @@ Columns, not input rows, are split: each output value is then computed
 whole by one rank, the same dot product one process computes, and no sum
 over ranks enters the forward pass (a split of the input rows would need a
 sum of N partial products per output, with rounding that depends on N).
-The cost is the gather of the output columns in the forward pass and the
-sum over ranks of the input gradient in the backward pass (B x in values,
-where weights would be in x out).
+Per model-parallel layer and step, a rank sends (N - 1)/N of: the batch's
+inputs where they enter (B x in, gathered), the output columns (B x units,
+gathered), and in the backward pass the input gradient (B x in: a
+sum-scatter where the batch entered, an allreduce, twice that, between
+model-parallel layers); data parallelism would send 2 (N - 1)/N of the
+layer's in x units weights instead. The global batch B is the lever.
 """
 
 import numpy as np
@@ -46,11 +49,15 @@ class Region:
         self.strategy = strategy
         self.output_layers = {id(layer) for layer in output_layers}
 
-    def enter(self, x):
-        """``x`` as the global batch: gathered from every rank unless it is already."""
+    def enter(self, x, reducer=None):
+        """``x`` as the global batch: gathered from every rank unless it is already.
+
+        With ``reducer``, the gathered batch's gradient is summed over ranks
+        (see :class:`~minidl_dist.functions.GatherRows`).
+        """
         if getattr(x, '_global_batch', False):
             return x
-        gathered = gather_batch_rows(x, self.strategy.comm, self.strategy.row_counts(x))
+        gathered = gather_batch_rows(x, self.strategy.comm, self.strategy.row_counts(x), reducer)
         gathered._global_batch = True
         return gathered
 
@@ -87,7 +94,10 @@ class ColumnShard:
 
     def call(self, layer, inputs, **kwargs):
         strategy = self.region.strategy
-        x = sum_gradients(self.region.enter(inputs), strategy.reducer)
+        if getattr(inputs, '_global_batch', False):
+            x = sum_gradients(inputs, strategy.reducer)
+        else:  # gathered for this product alone: its backward sums and scatters at once
+            x = self.region.enter(inputs, strategy.reducer)
         rows = x if x.ndim == 2 else F.reshape(x, (-1, x.shape[-1]))
         if self.gradients is None:
             shard = F.dense(rows, layer.kernel, layer.bias)  # the layer holds its shards

@@ -14,6 +14,8 @@ def test_allreduce_is_the_fixed_order_sum_on_every_rank(tmp_path, ranks):
         for case, digests in output['cases'].items():
             assert digests['result'] == digests['reference'], case
         assert output['cases'] == outputs[0]['cases']
+        # Each rank's block of the sum, in the same order as the allreduce's.
+        assert output['sum_scatter']['result'] == output['sum_scatter']['reference']
     if ranks == 4:  # the order matters: a left-to-right sum has other bits
         large = outputs[0]['cases']['float32-50001']
         assert large['left_to_right'] != large['reference']

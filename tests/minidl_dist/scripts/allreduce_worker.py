@@ -65,6 +65,17 @@ def main(output):
             result = Reducer(comm, bucket_bytes=BUCKET).sum_(local.copy())
             cases[f'{dtype}-{length}'] = {'result': digest(result), 'reference': digest(reference),
                                           'left_to_right': digest(np.add.reduce(everyone))}
+    # sum_scatter: uneven blocks, one per rank; this rank's block of the same sum.
+    sizes = [1000 + 7 * r for r in range(size)]
+    local = np.random.default_rng([rank, 5]).normal(size=sum(sizes)).astype('float32')
+    everyone = np.empty((size, local.size), 'float32')
+    comm.Allgather(local, everyone)
+    total = tree_sum(list(everyone)) if size & (size - 1) == 0 \
+        else ring_sum(list(everyone), BUCKET // 4)
+    start = sum(sizes[:rank])
+    scattered = Reducer(comm, bucket_bytes=BUCKET).sum_scatter(local.copy(), sizes)
+    sum_scatter = {'result': digest(scattered),
+                   'reference': digest(total[start:start + sizes[rank]])}
     local = np.random.default_rng([rank, 7]).normal(size=20_000).astype('float32')
     exact = np.empty((size, local.size), 'float32')
     comm.Allgather(local, exact)
@@ -79,6 +90,7 @@ def main(output):
     sent_for_gather = dist.bytes_sent() - before
     summary = {
         'cases': cases,
+        'sum_scatter': sum_scatter,
         'bytes_sent': {'sum': sent_for_sum, 'gather': sent_for_gather},
         'fp16': {'result': digest(compressed), 'max_error': float(error),
                  'on_fp16_grid': bool((compressed.astype('float16') == compressed).all())},
