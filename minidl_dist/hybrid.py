@@ -23,7 +23,8 @@ on every rank, so files have the ordinary Keras layout.
 import contextlib
 
 from minidl import Tensor
-from minidl.layers import Dense
+from minidl.layers import (Conv1D, Conv2D, Conv3D, Dense, LocallyConnected1D,
+                           LocallyConnected2D, SeparableConv1D, SeparableConv2D)
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
 from minidl_dist import data, model_parts, model_sync
@@ -33,6 +34,12 @@ from minidl_dist.functions import gather_last_axis
 from minidl_dist.model_parallel import ColumnShard, GlobalBatch, Region
 from minidl_dist.packing import Packing
 from minidl_dist.strategy import DataParallel
+
+
+# Every convolution layer derives from one of these (DepthwiseConv2D and the
+# transposed convolutions from Conv2D and Conv3D).
+_CONVOLUTIONS = (Conv1D, Conv2D, Conv3D, LocallyConnected1D, LocallyConnected2D,
+                 SeparableConv1D, SeparableConv2D)
 
 
 class HybridParallel(DataParallel):
@@ -63,15 +70,12 @@ class HybridParallel(DataParallel):
 
     def attach(self, model):
         """Check the model-parallel layers, broadcast rank 0's weights, keep this rank's shards."""
-        if self._attached is not None and self._attached is not model:
-            raise ValueError('a DistributedOptimizer with model_parallel places one model; '
-                             'make a new one for another model')
-        if any(layer.placement is not None for layer in model.flatten_layers()) \
-                and self._attached is not model:
-            raise ValueError(f'model {model.name!r} is placed already (compiled with '
-                             f'model_parallel before); rebuild it to place it again')
         if self._attached is model:
             return
+        if self._attached is not None:
+            raise ValueError('a DistributedOptimizer with model_parallel places one model; '
+                             'make a new one for another model')
+        super().attach(model)  # refuses a model placed by another strategy
         if not model.built:
             raise ValueError(f'minidl_dist: model {model.name!r} has no weights yet; '
                              f'model_parallel needs them at compile time (give the first '
@@ -274,8 +278,7 @@ def _set_gradient(weight, values):
 
 
 def _is_convolution(layer):
-    return type(layer).__name__.startswith(('Conv', 'SeparableConv', 'DepthwiseConv',
-                                            'LocallyConnected'))
+    return isinstance(layer, _CONVOLUTIONS)
 
 
 def _downstream(model, sharded):

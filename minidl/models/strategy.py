@@ -43,7 +43,18 @@ class Strategy:
     is_chief = True
 
     def attach(self, model):
-        """Called by ``model.compile`` with this strategy's optimizer."""
+        """Called by ``model.compile`` with this strategy's optimizer.
+
+        Raises:
+            ValueError: If another strategy placed the model's layers: its
+                weights are that strategy's shards (save the model and load
+                it to use it otherwise).
+        """
+        placed = [layer.name for layer in model.flatten_layers() if layer.placement is not None]
+        if placed:
+            raise ValueError(f'model {model.name!r} was placed over processes when it was '
+                             f'compiled before (layers {placed}); its weights are shards. '
+                             f'Save it and load the file to compile it another way')
 
     def whole_weights(self, model):
         """A context in which every layer of ``model`` holds its complete weights.

@@ -156,6 +156,13 @@ def errors_check(output, dist):
             messages[case] = None
         except ValueError as error:
             messages[case] = str(error)
+    model = convnet(0)
+    model.compile(dist.DistributedOptimizer('sgd', model_parallel='dense'), 'mse')
+    try:
+        model.compile('sgd', 'mse')  # its Dense layers hold shards now
+        messages['recompiled'] = None
+    except ValueError as error:
+        messages['recompiled'] = str(error)
     for case, argument in {'string': 'fc1', 'number': 3, 'repeated': ['fc1', 'fc1']}.items():
         try:
             dist.DistributedOptimizer('sgd', model_parallel=argument)
