@@ -176,6 +176,16 @@ class Network(Layer):
         """Shape of the model's output (a list of shapes for several outputs)."""
         return unpack_single([t.shape for t in self._graph_ends(self.outputs)])
 
+    @property
+    def input(self):
+        """The model's input tensor (a list for several): ``Model(base.input, head(base.output))``."""
+        return unpack_single(self._graph_ends(self.inputs))
+
+    @property
+    def output(self):
+        """The model's output tensor (a list for several)."""
+        return unpack_single(self._graph_ends(self.outputs))
+
     def _graph_ends(self, tensors):
         if not tensors:
             raise AttributeError(f'model {self.name!r} has no graph yet (it is not built)')

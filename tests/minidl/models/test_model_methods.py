@@ -57,3 +57,15 @@ def test_an_output_without_a_loss_takes_no_targets_and_reports_nothing():
     assert model.evaluate(X, [y], verbose=0)[0] == pytest.approx(loss, rel=1e-6)
     with pytest.raises(ValueError, match='expects 1 y array'):
         model.evaluate(X, [y, y], verbose=0)
+
+
+def test_a_new_head_on_a_models_input_and_output_as_keras_2_scripts_add_one():
+    inputs = Input((3,))
+    base = Model(inputs, Dense(2, name='body')(inputs))
+    assert base.input is inputs and base.output is base.outputs[0]
+    head = Model(base.input, Dense(4, name='head')(base.output))
+    assert head.count_params() == (3 * 2 + 2) + (2 * 4 + 4)
+    sequential = Sequential([Dense(5, input_shape=(3,))])
+    assert sequential.output.shape == (None, 5) and sequential.input.shape == (None, 3)
+    two = Model(inputs, [base.output, head.output])
+    assert two.output == two.outputs
