@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from minidl.callbacks.base import Callback, is_chief, print_on_chief
+from minidl.callbacks.base import Callback, print_on_chief
 from minidl.callbacks.monitor import check_mode, monitored_value
 
 
@@ -107,8 +107,9 @@ class ModelCheckpoint(Callback):
             self.best = current
         else:
             self._say('\nEpoch %05d: saving model to %s' % (epoch + 1, filepath))
-        if is_chief(self.model):
-            self._write(filepath)
+        # Every process saves: a distributed strategy may gather sharded weights
+        # first (a collective); model.save writes only where the strategy says.
+        self._write(filepath)
 
     def _file_path(self, epoch, batch, logs):
         fields = dict(logs)

@@ -72,6 +72,10 @@ def test_a_file_saved_on_4_ranks_loads_in_one_process(runs):
     model = load_model(str(runs['hybrid-4'] / 'model.h5'))
     for ours, theirs in zip(model.get_weights(), _weights(runs['hybrid-4'])):
         np.testing.assert_array_equal(ours, theirs)
+    # ModelCheckpoint saves through the same gathering, after the last epoch here.
+    checkpoint = load_model(str(runs['hybrid-4'] / 'checkpoint.h5'))
+    for ours, theirs in zip(checkpoint.get_weights(), _weights(runs['hybrid-4'])):
+        np.testing.assert_array_equal(ours, theirs)
     # The optimizer's state is gathered too: Adam's moments have the weights' shapes.
     with h5py.File(runs['hybrid-4'] / 'model.h5', 'r') as file, \
             h5py.File(runs['reference'] / 'model.h5', 'r') as reference:

@@ -7,7 +7,8 @@ Usage: hybrid_worker.py MODE OUTPUT_DIR [FILE], MODE one of
 - fit-hybrid, fit-data, fit-reference: a small convnet trained with its two
   Dense layers model-parallel, all data-parallel, or in one plain process;
   rank 0 writes weights.npz, evaluate and predict results; rank 0 also
-  prints the summary, and save writes model.h5 (Adam state included);
+  prints the summary, and save writes model.h5 (Adam state included), a
+  ModelCheckpoint checkpoint.h5;
 - load: load_model(FILE), compiled again model-parallel over this job's
   ranks, one more epoch; writes the loaded and trained weights;
 - invariant: micro_shards=4 with both Dense layers model-parallel and dropout
@@ -25,6 +26,7 @@ import numpy as np
 import minidl
 from minidl import Tensor
 from minidl import functions as F
+from minidl.callbacks import ModelCheckpoint
 from minidl.layers import Conv2D, Dense, Flatten, MaxPooling2D
 from minidl.models import Sequential, load_model
 from minidl.optimizers import Adam
@@ -90,7 +92,9 @@ def fit_check(mode, output, dist):
     model.summary(print_fn=lines.append)
     x, y = data(96, 0)
     x_test, y_test = data(40, 1)
-    history = model.fit(x, y, batch_size=BATCH, epochs=EPOCHS, shuffle=True, verbose=0)
+    checkpoint = ModelCheckpoint(str(output / 'checkpoint.h5'))  # saves on every rank
+    history = model.fit(x, y, batch_size=BATCH, epochs=EPOCHS, shuffle=True, verbose=0,
+                        callbacks=[checkpoint])
     evaluation = model.evaluate(x_test, y_test, batch_size=20, verbose=0)
     predictions = model.predict(x_test, batch_size=20)
     weights = model.get_weights()  # these four gather the shards: every rank calls them
