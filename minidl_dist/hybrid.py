@@ -282,14 +282,25 @@ def _is_convolution(layer):
 
 
 def _downstream(model, sharded):
-    """The layers of ``model`` that compute on the outputs of ``sharded`` layers, in graph order."""
-    reached = {id(layer) for layer in sharded}
-    found = []
-    for node in model._nodes:
-        layer = node.layer
-        if id(layer) not in reached and any(id(parent.node.layer) in reached
-                                            for parent in node.inbound):
-            reached.add(id(layer))
-        if id(layer) in reached and layer not in found:
-            found.append(layer)
-    return found
+    """The layers of ``model`` that compute on the outputs of ``sharded`` layers, in model order.
+
+    Read from the model's config (Keras 2's layout): a Sequential model is a
+    chain; a functional model lists each layer's inbound layers by name.
+    """
+    layers = model.layers
+    try:
+        entries = model.get_config()
+    except NotImplementedError:
+        raise ValueError(f'model_parallel places the layers of a Sequential or functional '
+                         f'model; {model.name!r} is subclassed (it has no graph to read)') from None
+    entries = entries.get('layers', entries) if isinstance(entries, dict) else entries
+    reached = {layer.name for layer in sharded}
+    for entry in entries:
+        nodes = entry.get('inbound_nodes')
+        if nodes is None:  # a chain: everything after the first model-parallel layer
+            first = min(layers.index(layer) for layer in sharded)
+            return [layer for layer in layers[first:]]
+        name = entry['config']['name']
+        if any(inbound[0] in reached for node in nodes for inbound in node):
+            reached.add(name)
+    return [layer for layer in layers if layer.name in reached]
