@@ -24,6 +24,13 @@ The contract, step by step, for one global batch of ``fit``:
 4. ``reduce_sum(totals)`` sums the loss and metric accumulators, so that
    logs, callbacks and ``History`` see exact values over the whole data.
 
+``compile`` calls ``attach(model)`` (a strategy may place layers on processes
+then, e.g. shard their weights: ``Layer.placement``). Whatever reads or
+writes the model's weights as a whole (``get_weights``, ``set_weights``,
+``save``, ``save_weights``, ``load_weights``, ``summary``, ``count_params``)
+runs inside ``whole_weights(model)``, where every layer holds its complete
+weights, on every process.
+
 Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps, samples)``,
 and after each epoch's last step ``end_epoch()``.
 ``evaluate`` and ``predict`` compute nothing for an empty part of a batch
