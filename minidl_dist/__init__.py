@@ -1,4 +1,4 @@
-"""minidl_dist: deterministic MPI data-parallel training for minidl.
+"""minidl_dist: deterministic MPI data-parallel, hybrid and model-averaging training for minidl.
 
 A Keras script becomes data-parallel with three lines, then runs with
 ``mpirun -np N python train.py``::
@@ -12,6 +12,12 @@ per epoch; metrics, ``evaluate`` and ``predict`` cover the whole data; only
 rank 0 prints and writes files. Gradients are summed in a fixed order (the
 same bits on every rank and run); ``DistributedOptimizer(opt,
 micro_shards=S)`` makes the result independent of the number of ranks.
+``DistributedOptimizer(opt, model_parallel=['fc6', 'fc7'])`` splits those
+Dense layers by columns over the ranks, the rest staying data-parallel
+(:mod:`minidl_dist.hybrid`); ``ModelAveraging(opt, period=k)`` lets the ranks
+train apart and averages their models every ``k`` steps
+(:mod:`minidl_dist.averaging`). ``bytes_sent()`` and ``held_bytes(model)``
+measure the traffic and the memory per rank.
 
 No hangs: an uncaught exception or a non-zero ``sys.exit`` on any rank
 aborts the whole job, naming the rank and its step
