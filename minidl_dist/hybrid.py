@@ -81,12 +81,13 @@ class HybridParallel(DataParallel):
                              f'model_parallel needs them at compile time (give the first '
                              f'layer input_shape=, or call the model once)')
         sharded = self._model_parallel_layers(model)
+        downstream = _downstream(model, sharded)
+        _check_no_penalties(downstream)
+        if self.micro_shards is not None:
+            _check_invariant_mode(downstream, sharded, self.micro_shards)
         with doing("broadcasting rank 0's weights"):
             model_sync.broadcast_model(self.comm, model)
         region = Region(self, [tensor.node.layer for tensor in flatten(model.outputs)])
-        downstream = _downstream(model, sharded)
-        if self.micro_shards is not None:
-            _check_invariant_mode(downstream, sharded, self.micro_shards)
         for layer in downstream:
             if layer in sharded:
                 layer.placement = ColumnShard(region, layer.units, self.rank, self.size)
@@ -257,6 +258,18 @@ class HybridParallel(DataParallel):
         micro-shards) draw alike on every rank."""
         return self._streams.shared(micro_shard) if self._streams is not None \
             else contextlib.nullcontext()
+
+
+def _check_no_penalties(downstream):
+    # Penalties are added to each rank's loss scaled by its share of the batch,
+    # which is right for weights every rank holds whole and sums gradients of,
+    # not for shards or for weights each rank computes the whole gradient of.
+    for layer in downstream:
+        if layer.losses or layer.activity_regularizer is not None:
+            raise NotImplementedError(
+                f'model_parallel: layer {layer.name!r} (a model-parallel layer or one after it) '
+                f'has a weight or activity penalty; penalties there are not supported yet '
+                f'(leave them out, or the layer data-parallel)')
 
 
 def _check_invariant_mode(downstream, sharded, micro_shards):

@@ -65,13 +65,18 @@ class Model(GeneratorMethods, DataIntake, Network):
         if weighted_metrics:
             raise NotImplementedError('weighted_metrics is not supported; metrics are '
                                       'weighted by sample_weight already')
-        self.optimizer = optimizers.get(optimizer)
-        self._compile_args = {'loss': loss, 'metrics': metrics, 'loss_weights': loss_weights,
-                              'sample_weight_mode': sample_weight_mode}
-        self.objectives = None
-        if self.outputs:
-            self._make_objectives([t.shape for t in self.outputs])
-        self.strategy.attach(self)
+        previous = self.optimizer, self._compile_args, self.objectives
+        try:
+            self.optimizer = optimizers.get(optimizer)
+            self._compile_args = {'loss': loss, 'metrics': metrics, 'loss_weights': loss_weights,
+                                  'sample_weight_mode': sample_weight_mode}
+            self.objectives = None
+            if self.outputs:
+                self._make_objectives([t.shape for t in self.outputs])
+            self.strategy.attach(self)
+        except Exception:  # a bad argument leaves the model compiled as it was
+            self.optimizer, self._compile_args, self.objectives = previous
+            raise
 
     def _make_objectives(self, output_shapes):
         names = self.output_names if self.outputs else [

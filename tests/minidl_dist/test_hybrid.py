@@ -124,6 +124,8 @@ def test_bad_model_parallel_arguments_fail_at_compile(tmp_path):
     assert "'dense' or a list of layer names" in messages['number']
     assert 'each layer once' in messages['repeated']
     assert "layers ['fc1', 'predictions']); its weights are shards" in messages['recompiled']
+    assert "'fc1' (a model-parallel layer or one after it) has a weight or activity penalty" \
+        in messages['penalty']
 
 
 def test_invariant_mode_with_model_parallel_layers_gives_the_same_bits_on_1_2_and_4_ranks(

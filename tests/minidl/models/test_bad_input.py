@@ -333,3 +333,14 @@ def test_a_file_whose_top_level_class_is_a_layer_is_refused(tmp_path):
     with pytest.raises(ValueError, match="'model_config' describes a Dense layer, not a model"):
         load_model(path)
     assert path.read_bytes() == contents
+
+
+def test_a_bad_compile_leaves_the_model_compiled_as_it_was():
+    model = Sequential([Dense(2, input_shape=(3,))])
+    model.compile('adam', 'mse')
+    optimizer, objectives = model.optimizer, model.objectives
+    with pytest.raises(ValueError, match="unknown loss 'nope'"):
+        model.compile('sgd', loss='nope')
+    assert model.optimizer is optimizer and model.objectives is objectives
+    model.fit(np.ones((4, 3)), np.ones((4, 2)), verbose=0)
+    assert model.optimizer.iterations == 1

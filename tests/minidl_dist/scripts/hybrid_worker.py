@@ -160,6 +160,13 @@ def errors_check(output, dist):
             messages[case] = None
         except ValueError as error:
             messages[case] = str(error)
+    minidl.set_seed(0)
+    model = Sequential([Dense(8, input_shape=(3,), kernel_regularizer='l2', name='fc1')])
+    try:
+        model.compile(dist.DistributedOptimizer('sgd', model_parallel=['fc1']), 'mse')
+        messages['penalty'] = None
+    except NotImplementedError as error:
+        messages['penalty'] = str(error)
     model = convnet(0)
     model.compile(dist.DistributedOptimizer('sgd', model_parallel='dense'), 'mse')
     try:
