@@ -22,7 +22,9 @@ cut into fixed tiles: rows by micro-shard, columns into S blocks of
 import numpy as np
 
 from minidl import Function
+from minidl.compute import get_array_module
 from minidl_dist.allreduce import PairwiseSum
+from minidl_dist.comm import to_host
 
 
 def _bounds(counts):
@@ -57,10 +59,11 @@ class TiledProduct(Function):
 
     def forward(self, x, kernel, bias=None):
         self.x, self.kernel = x, kernel
-        y = np.empty((x.shape[0], kernel.shape[1]), x.dtype)
+        xp = get_array_module(x)
+        y = xp.empty((x.shape[0], kernel.shape[1]), x.dtype)
         for top, bottom in self.rows:
             for left, right in self._columns(kernel.shape[1]):
-                np.matmul(x[top:bottom], kernel[:, left:right], out=y[top:bottom, left:right])
+                xp.matmul(x[top:bottom], kernel[:, left:right], out=y[top:bottom, left:right])
                 if bias is not None:
                     y[top:bottom, left:right] += bias[left:right]
         return y
@@ -68,13 +71,16 @@ class TiledProduct(Function):
     def backward(self, grad):
         x, kernel = self.x, self.kernel
         columns = self._columns(kernel.shape[1])
-        grad_x = np.empty_like(x)
+        xp = get_array_module(x)
+        grad_x = xp.empty_like(x)
         for top, bottom in self.rows:
             grad_x[top:bottom] = _tree([grad[top:bottom, left:right] @ kernel[:, left:right].T
                                         for left, right in columns])
         for index, (top, bottom) in zip(self.micro_shards, self.rows):
-            self.record.keep(index, x[top:bottom].copy(),
-                             [np.ascontiguousarray(grad[top:bottom, left:right])
+            # Host copies: the weight gradients are summed on the host, as data
+            # parallelism sums its terms.
+            self.record.keep(index, np.array(to_host(x[top:bottom])),
+                             [np.ascontiguousarray(to_host(grad[top:bottom, left:right]))
                               for left, right in columns])
         return grad_x, None, None
 
