@@ -89,7 +89,8 @@ class Reducer:
             raise ValueError(f'sum_scatter: {len(sizes)} blocks of {edges[-1]} elements for '
                              f'{self.size} ranks and a buffer of {buffer.size}')
         if self.size == 1 or not self.power_of_two:
-            return self.sum_(np.ascontiguousarray(buffer))[edges[self.rank]:edges[self.rank + 1]].copy()
+            total = self.sum_(np.ascontiguousarray(buffer))
+            return total[edges[self.rank]:edges[self.rank + 1]].copy()
         # Halving leaves rank r the block at position bit_reverse(r): lay the blocks out so.
         positions = [_bit_reverse(position, self.size) for position in range(self.size)]
         arranged = np.concatenate([buffer[edges[r]:edges[r + 1]] for r in positions])
@@ -98,9 +99,7 @@ class Reducer:
         distance = 1
         with waiting(f'a sum-scatter over ranks of {buffer.size} values'):
             while distance < self.size:
-                middle = (low + high) // 2
-                keep, give = ((middle, high), (low, middle)) if self.rank & distance \
-                    else ((low, middle), (middle, high))
+                keep, give = _halves(self.rank, distance, low, high)
                 kept = arranged[starts[keep[0]]:starts[keep[1]]]
                 outgoing = arranged[starts[give[0]]:starts[give[1]]]
                 incoming = np.empty_like(kept)
@@ -136,10 +135,7 @@ class Reducer:
         distance = 1
         while distance < self.size:
             partner = rank ^ distance
-            middle = low + (high - low) // 2
-            # The lower rank of a pair keeps (and sums) the lower half.
-            keep, give = ((middle, high), (low, middle)) if rank & distance \
-                else ((low, middle), (middle, high))
+            keep, give = _halves(rank, distance, low, high)
             kept = buffer[keep[0]:keep[1]]
             incoming = received[:kept.size]
             outgoing = self._send_view(buffer[give[0]:give[1]], wire)
@@ -183,6 +179,17 @@ class Reducer:
                           recvbuf=chunk(rank - step, result), source=left)
         if result is not buffer:
             np.copyto(buffer, result, casting='same_kind')
+
+
+def _halves(rank, distance, low, high):
+    """``(kept, given)`` halves of ``low:high`` at one level of recursive halving.
+
+    The lower rank of a pair keeps (and sums) the lower half.
+    """
+    middle = low + (high - low) // 2
+    if rank & distance:
+        return (middle, high), (low, middle)
+    return (low, middle), (middle, high)
 
 
 def _bit_reverse(value, size):

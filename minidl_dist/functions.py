@@ -7,9 +7,9 @@ complete and alike on every rank. :class:`GatherRows` enters the global
 batch, :class:`OwnRows` leaves it, :class:`GatherColumns` joins the column
 shards that ranks computed, and :class:`SumGradients` completes the partial
 input gradient of a product with a shard of the weights (:class:`GatherRows`
-does both at once for a batch that enters only such a product). All ranks must call
-them in the same order, in forward and in backward; sums are the fixed-order
-sums of :mod:`minidl_dist.allreduce`.
+does both at once for a batch that enters only such a product). All ranks
+must call them in the same order, in forward and in backward; sums are the
+fixed-order sums of :mod:`minidl_dist.allreduce`.
 """
 
 import numpy as np
@@ -23,9 +23,20 @@ def _host(array):
     return np.ascontiguousarray(to_host(array))
 
 
+def _flat_copy(array):
+    """A 1-D host copy of ``array`` (the reducer sums in place)."""
+    return np.array(to_host(array), order='C').reshape(-1)
+
+
 def _sum(reducer, array):
-    host = np.array(to_host(array), order='C').reshape(-1)
-    return from_host(reducer.sum_(host).reshape(array.shape), array)
+    return from_host(reducer.sum_(_flat_copy(array)).reshape(array.shape), array)
+
+
+def _span(comm, sizes):
+    """``(start, stop)`` of this rank's part of blocks of ``sizes``, in rank order."""
+    rank = comm.Get_rank()
+    start = sum(sizes[:rank])
+    return start, start + sizes[rank]
 
 
 def gather_last_axis(comm, array, widths):
@@ -91,9 +102,7 @@ class GatherRows(Function):
 
     def __init__(self, comm, counts, reducer=None):
         self.comm, self.counts, self.reducer = comm, list(counts), reducer
-        rank = comm.Get_rank()
-        self.start = sum(self.counts[:rank])
-        self.stop = self.start + self.counts[rank]
+        self.start, self.stop = _span(comm, self.counts)
 
     def forward(self, x):
         return from_host(gather_rows(self.comm, _host(x), self.counts), x)
@@ -102,9 +111,8 @@ class GatherRows(Function):
         if self.reducer is None:
             return grad[self.start:self.stop].copy()
         row = int(np.prod(grad.shape[1:], dtype=np.int64))
-        host = np.array(to_host(grad), order='C').reshape(-1)
-        mine = self.reducer.sum_scatter(host, [count * row for count in self.counts])
-        return from_host(mine.reshape((self.counts[self.comm.Get_rank()],) + grad.shape[1:]), grad)
+        mine = self.reducer.sum_scatter(_flat_copy(grad), [count * row for count in self.counts])
+        return from_host(mine.reshape((self.stop - self.start,) + grad.shape[1:]), grad)
 
 
 class OwnRows(Function):
@@ -133,9 +141,7 @@ class GatherColumns(Function):
 
     def __init__(self, comm, widths):
         self.comm, self.widths = comm, list(widths)
-        rank = comm.Get_rank()
-        self.start = sum(self.widths[:rank])
-        self.stop = self.start + self.widths[rank]
+        self.start, self.stop = _span(comm, self.widths)
 
     def forward(self, x):
         return from_host(gather_last_axis(self.comm, x, self.widths), x)

@@ -128,7 +128,7 @@ class HybridParallel(DataParallel):
     # ----- the shards -------------------------------------------------------------------
 
     def _arrays_of(self, layer):
-        """``(get, put)`` of each array a model-parallel layer shards: its weights and their slots."""
+        """``(get, put)`` of each array a model-parallel layer shards (weights and slots)."""
         optimizer = self._attached.optimizer
         for weight in layer.weights:
             yield (lambda w=weight: w.data), (lambda array, w=weight: setattr(w, 'data', array))
@@ -231,7 +231,7 @@ class HybridParallel(DataParallel):
         return self._round if self._round is not None else list(range(self.size))
 
     def random_blocks(self):
-        """``[(micro-shard, rows)]`` of the global batch in the invariant mode's steps, else None."""
+        """``[(micro-shard, rows)]`` of the global batch in invariant-mode steps, else None."""
         if self._round is None:
             return None
         return list(zip(self._round, self._row_counts))
@@ -302,18 +302,15 @@ def _downstream(model, sharded):
     """
     layers = model.layers
     try:
-        entries = model.get_config()
+        config = model.get_config()
     except NotImplementedError:
         raise ValueError(f'model_parallel places the layers of a Sequential or functional '
                          f'model; {model.name!r} is subclassed (it has no graph to read)') from None
-    entries = entries.get('layers', entries) if isinstance(entries, dict) else entries
+    entries = config.get('layers', []) if isinstance(config, dict) else config
+    if entries and 'inbound_nodes' not in entries[0]:  # a chain: all from the first on
+        return layers[min(layers.index(layer) for layer in sharded):]
     reached = {layer.name for layer in sharded}
     for entry in entries:
-        nodes = entry.get('inbound_nodes')
-        if nodes is None:  # a chain: everything after the first model-parallel layer
-            first = min(layers.index(layer) for layer in sharded)
-            return [layer for layer in layers[first:]]
-        name = entry['config']['name']
-        if any(inbound[0] in reached for node in nodes for inbound in node):
-            reached.add(name)
+        if any(inbound[0] in reached for node in entry['inbound_nodes'] for inbound in node):
+            reached.add(entry['config']['name'])
     return [layer for layer in layers if layer.name in reached]
