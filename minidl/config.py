@@ -25,6 +25,10 @@ Attributes:
     image_data_format: The layout of images for layers given
         ``data_format=None``: 'channels_last' (NHWC) or 'channels_first'
         (NCHW); Keras's ``K.image_data_format()``.
+    num_threads: How many threads CPU kernels split their work over
+        (``minidl.compute.threads``): None for one per core the process may
+        run on, or the environment variable ``MINIDL_NUM_THREADS`` when set.
+        Results are bitwise the same for every value.
 """
 
 import sys
@@ -36,6 +40,7 @@ deterministic = True
 use_cudnn = 'auto'
 allow_tf32 = False
 image_data_format = 'channels_last'
+num_threads = None
 
 
 class _PerThread(threading.local):

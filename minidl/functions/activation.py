@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from minidl.compute import get_array_module
+from minidl.compute.threads import map_blocks, row_blocks
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 
@@ -36,12 +37,25 @@ class _Activation(Function):
 
 
 class ReLU(_Activation):
+    """max(x, 0), over blocks of rows on the worker threads (a pass bound by memory)."""
+
     def activate(self, x):
-        self.y = self.xp.maximum(x, 0)
-        return self.y
+        xp = self.xp
+        if x.ndim == 0:
+            self.y = xp.maximum(x, 0)
+            return self.y
+        y = self.y = xp.empty_like(x)
+        map_blocks(lambda rows: xp.maximum(x[rows], 0, out=y[rows]), row_blocks(x), xp)
+        return y
 
     def backward(self, grad):
-        return grad * (self.y > 0)
+        xp, y = self.xp, self.y
+        if y.ndim == 0:
+            return grad * (y > 0)
+        grad_x = xp.empty(y.shape, xp.result_type(grad, y))
+        map_blocks(lambda rows: xp.multiply(grad[rows], y[rows] > 0, out=grad_x[rows]),
+                   row_blocks(y), xp)
+        return grad_x
 
 
 class LeakyReLU(_Activation):

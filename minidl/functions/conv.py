@@ -20,11 +20,13 @@ kernel flipped in space and its in/out axes swapped: one im2col + GEMM with
 would multiply the zeros between strided outputs, so it keeps col2im.)
 """
 
+import functools
 import itertools
 import math
 
 import numpy as np
 
+from minidl.compute.threads import run_tasks
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
 from minidl.tensor import Function
@@ -42,9 +44,18 @@ class Conv2D(Function):
     When the batch needs several chunks their matrices are not kept: backward
     rebuilds them from the saved input, which is cheaper than reading them
     back from memory and keeps a network's saved state to its activations.
+    The chunks are spread over the worker threads of
+    :mod:`minidl.compute.threads`; the kernel gradient sums their parts in
+    chunk order, so the number of threads does not change a bit.
     """
 
     CHUNK_BYTES = 4 << 20
+    # At least this many chunks (batch permitting), so that every product of
+    # the layer runs in the worker threads: a product left to BLAS's own
+    # threads wakes them, and they then spin and take the workers' cores.
+    # A constant, not the thread count: the chunks fix the kernel gradient's
+    # order of summation.
+    MIN_CHUNKS = 4
     # The input gradient is taken as a convolution when col2im's per-offset
     # products would be thin (at most this many weights, in * out, per kernel
     # offset; above it col2im's adds cost less than an im2col copy) and the
@@ -88,20 +99,25 @@ class Conv2D(Function):
     def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
         """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
 
+        The chunks are tasks of :func:`~minidl.compute.threads.run_tasks`:
+        each writes its own rows of the product.
+
         Returns:
-            The ``(N*OH*OW, out)`` product, the last chunk's im2col matrix
-            and the number of images per chunk.
+            The ``(N*OH*OW, out)`` product, the im2col matrix when the batch
+            is one chunk (else None) and the number of images per chunk.
         """
         xp = self.xp
         n, rows = x.shape[0], math.prod(out_size)
         dtype = xp.result_type(x, kernel_matrix)
-        chunk = max(1, self.CHUNK_BYTES // (rows * kernel_matrix.shape[0] * dtype.itemsize))
+        chunk = max(1, min(self.CHUNK_BYTES // (rows * kernel_matrix.shape[0] * dtype.itemsize),
+                           -(-n // self.MIN_CHUNKS)))
         y = xp.empty((n * rows, kernel_matrix.shape[1]), dtype=dtype)
         if bias is not None:
             # Added one output row (OW pixels) at a time: far fewer, longer
             # runs than one pixel's few channels at a time.
             row_bias = xp.tile(bias.astype(dtype, copy=False), out_size[-1])
-        for start in range(0, n, chunk):
+
+        def convolve(start):
             columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:-2],
                              strides, self.dilations)
             y_chunk = y[start * rows:(start + chunk) * rows]
@@ -109,6 +125,10 @@ class Conv2D(Function):
             if bias is not None:
                 y_rows = y_chunk.reshape(-1, row_bias.size)
                 y_rows += row_bias
+            return columns if chunk >= n else None
+
+        columns = run_tasks([functools.partial(convolve, start)
+                             for start in range(0, n, chunk)], xp)[-1]
         return y, columns, chunk
 
     def backward(self, grad):
@@ -132,14 +152,19 @@ class Conv2D(Function):
 
     def _kernel_grad(self, grad_rows):
         """``columns.T @ grad``, summed chunk by chunk in a fixed order: deterministic."""
-        rows = math.prod(self.out_size)
-        grad_kernel = None
-        for start in range(0, self.in_shape[0], self.chunk):
+        rows, xp = math.prod(self.out_size), self.xp
+
+        def part(start):
             columns = self.columns if self.x is None else im2col(
-                self.xp, self.x[start:start + self.chunk], self.out_size,
+                xp, self.x[start:start + self.chunk], self.out_size,
                 self.kernel.shape[:-2], self.strides, self.dilations)
-            part = columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
-            grad_kernel = part if grad_kernel is None else grad_kernel + part
+            return columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
+
+        parts = run_tasks([functools.partial(part, start)
+                           for start in range(0, self.in_shape[0], self.chunk)], xp)
+        grad_kernel = parts[0]
+        for value in parts[1:]:
+            grad_kernel = grad_kernel + value
         return grad_kernel
 
     def _input_grad(self, grad):
@@ -179,13 +204,17 @@ class Conv2D(Function):
                  for combo in itertools.product(*axis_pairs)
                  if all(pair is not None for _, pair in combo)]
         rows = math.prod(self.out_size)
-        for start in range(0, self.in_shape[0], self.chunk):
+
+        def add_chunk(start):
             grad_chunk = grad_rows[start * rows:(start + self.chunk) * rows]
             grad_x_chunk = grad_x[start:start + self.chunk]
             for offset, source, target in pairs:
                 block = (grad_chunk @ self.kernel[offset].T).reshape(
                     grad_x_chunk.shape[0], *self.out_size, -1)
                 grad_x_chunk[(slice(None), *source)] += block[(slice(None), *target)]
+
+        run_tasks([functools.partial(add_chunk, start)
+                   for start in range(0, self.in_shape[0], self.chunk)], xp)
         return grad_x
 
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from minidl.compute import get_array_module, is_array
+from minidl.compute.threads import map_blocks, row_blocks
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
 
@@ -75,35 +76,73 @@ class BatchNorm(Function):
         self.axis, self.epsilon = axis, epsilon
 
     def forward(self, x, gamma, beta):
-        channels = self.channels = _Channels(self.xp, x.shape, self.axis)
+        xp = self.xp
+        channels = self.channels = _Channels(xp, x.shape, self.axis)
         x_view = channels.view(x)
-        self.mean = channels.sum(x_view) / channels.count
+        # Each pass runs over blocks of rows on the worker threads; per-block
+        # sums are added in block order.
+        blocks = row_blocks(x_view)
+        self.mean = _total(map_blocks(lambda rows: channels.sum(x_view[rows]), blocks, xp))
+        self.mean /= channels.count
         # Two passes (mean, then squared deviations): E[x^2] - E[x]^2 cancels badly in float32.
-        self.centered = x_view - channels.expand(self.mean)
-        self.variance = channels.dot(self.centered, self.centered) / channels.count
-        self.inv_std = 1 / self.xp.sqrt(self.variance + self.epsilon)
+        centered = self.centered = xp.empty_like(x_view)
+        mean = channels.expand(self.mean)
+
+        def center(rows):
+            xp.subtract(x_view[rows], mean, out=centered[rows])
+            return channels.dot(centered[rows], centered[rows])
+
+        self.variance = _total(map_blocks(center, blocks, xp)) / channels.count
+        self.inv_std = 1 / xp.sqrt(self.variance + self.epsilon)
         self.gamma = gamma
-        y = self.centered * channels.expand(gamma * self.inv_std)
-        y += channels.expand(beta)
+        scale, shift = channels.expand(gamma * self.inv_std), channels.expand(beta)
+        y = xp.empty(x_view.shape, xp.result_type(centered, scale, shift))
+
+        def normalize(rows):
+            xp.multiply(centered[rows], scale, out=y[rows])
+            y[rows] += shift
+
+        map_blocks(normalize, blocks, xp)
         return y.reshape(x.shape)
 
     def backward(self, grad):
-        channels, centered, inv_std = self.channels, self.centered, self.inv_std
+        xp, channels, centered, inv_std = self.xp, self.channels, self.centered, self.inv_std
         grad_view = channels.view(grad)
-        grad_beta = channels.sum(grad_view)
-        grad_gamma = channels.dot(grad_view, centered) * inv_std
+        blocks = row_blocks(grad_view)
+        sums = map_blocks(lambda rows: (channels.sum(grad_view[rows]),
+                                        channels.dot(grad_view[rows], centered[rows])),
+                          blocks, xp)
+        grad_beta = _total([part for part, _ in sums])
+        grad_gamma = _total([part for _, part in sums]) * inv_std
         grad_x = None
         if self.needs_input_grad[0]:
             # dx = gamma * inv_std * (g - mean(g) - x_hat * mean(g * x_hat)), as a per-channel
             # combination of g, centered and 1 so that nothing of x's size is made twice.
             scale = self.gamma * inv_std
-            grad_x = grad_view * channels.expand(scale)
-            grad_x -= centered * channels.expand(scale * inv_std * grad_gamma / channels.count)
-            grad_x -= channels.expand(scale * grad_beta / channels.count)
+            grad_scale = channels.expand(scale)
+            centered_scale = channels.expand(scale * inv_std * grad_gamma / channels.count)
+            offset = channels.expand(scale * grad_beta / channels.count)
+            grad_x = xp.empty(grad_view.shape, xp.result_type(grad_view, grad_scale))
+
+            def combine(rows):
+                out = grad_x[rows]
+                xp.multiply(grad_view[rows], grad_scale, out=out)
+                out -= centered[rows] * centered_scale
+                out -= offset
+
+            map_blocks(combine, blocks, xp)
             grad_x = grad_x.reshape(grad.shape)
         return (grad_x,
                 grad_gamma if self.needs_input_grad[1] else None,
                 grad_beta if self.needs_input_grad[2] else None)
+
+
+def _total(parts):
+    """The sum of a list of arrays, added in list order."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
 class BatchNormInference(Function):
@@ -121,8 +160,15 @@ class BatchNormInference(Function):
         self.gamma, self.mean = gamma, mean
         self.inv_std = 1 / self.xp.sqrt(variance + self.epsilon)
         self.scale = gamma * self.inv_std
-        y = self.x_view * channels.expand(self.scale)
-        y += channels.expand(beta - mean * self.scale)
+        xp, x_view = self.xp, self.x_view
+        scale, shift = channels.expand(self.scale), channels.expand(beta - mean * self.scale)
+        y = xp.empty(x_view.shape, xp.result_type(x_view, scale, shift))
+
+        def affine(rows):
+            xp.multiply(x_view[rows], scale, out=y[rows])
+            y[rows] += shift
+
+        map_blocks(affine, row_blocks(x_view), xp)
         return y.reshape(x.shape)
 
     def backward(self, grad):

@@ -1,0 +1,147 @@
+"""Worker threads: tasks run on several threads, in fixed blocks, with bitwise the same results."""
+
+import pathlib
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info
+
+import minidl
+from minidl.compute import threads
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def two_threads(monkeypatch):
+    monkeypatch.setattr(minidl.config, 'num_threads', 2)
+
+
+def _blas_threads():
+    return [library['num_threads'] for library in threadpool_info()
+            if library['user_api'] == 'blas']
+
+
+def test_results_come_back_in_task_order_from_two_threads(two_threads):
+    barrier = threading.Barrier(2, timeout=10)
+
+    def task(k):
+        if k in (0, 3):  # the first task of each group: both groups must run at once
+            barrier.wait()
+        return k, threading.get_ident()
+
+    results = threads.run_tasks([lambda k=k: task(k) for k in range(6)])
+    assert [k for k, _ in results] == list(range(6))
+    idents = [ident for _, ident in results]
+    assert idents[:3] == [threading.get_ident()] * 3  # the caller runs the first group
+    assert len(set(idents[3:])) == 1 and idents[3] != idents[0]
+
+
+def test_one_thread_runs_every_task_in_the_caller(monkeypatch):
+    monkeypatch.setattr(minidl.config, 'num_threads', 1)
+    assert threads.run_tasks([threading.get_ident] * 4) == [threading.get_ident()] * 4
+
+
+def test_the_environment_sets_the_default(monkeypatch):
+    monkeypatch.setenv('MINIDL_NUM_THREADS', '3')
+    assert threads.num_threads() == 3
+    monkeypatch.setattr(minidl.config, 'num_threads', 0)
+    with pytest.raises(ValueError, match='at least 1'):
+        threads.num_threads()
+
+
+def test_tasks_of_another_array_module_run_in_the_caller(two_threads):
+    not_numpy = object()
+    assert threads.run_tasks([threading.get_ident] * 4, not_numpy) == \
+        [threading.get_ident()] * 4
+
+
+def test_nested_tasks_run_in_their_thread(two_threads):
+    def outer():
+        return threads.run_tasks([threading.get_ident] * 2)
+
+    for inner in threads.run_tasks([outer, outer]):
+        assert inner[0] == inner[1]
+
+
+def test_an_error_is_raised_after_every_task_has_finished(two_threads):
+    done = []
+
+    def slow():
+        threading.Event().wait(0.2)
+        done.append('slow')
+
+    def fail():
+        raise KeyError('boom')
+
+    with pytest.raises(KeyError, match='boom'):
+        threads.run_tasks([fail, slow])
+    assert done == ['slow']
+
+
+def test_blas_is_held_to_one_thread_inside_tasks_only(two_threads):
+    before = _blas_threads()
+    inside = threads.run_tasks([_blas_threads, _blas_threads])
+    assert inside == [[1] * len(before)] * 2
+    assert _blas_threads() == before
+
+
+def test_row_blocks_cover_the_rows_in_order():
+    array = np.zeros((10, 100), np.float32)  # 400 bytes a row
+    blocks = threads.row_blocks(array, block_bytes=1200)
+    assert blocks == [slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 10)]
+    assert threads.row_blocks(array, block_bytes=10) == [slice(k, k + 1) for k in range(10)]
+    assert threads.row_blocks(np.zeros((0, 4)), block_bytes=10) == []
+
+
+SCRIPT = '''
+import hashlib, sys, threading
+import numpy as np
+import minidl
+from minidl import layers, models, optimizers
+from minidl.compute import threads
+from minidl.functions.conv import Conv2D
+
+threads.BLOCK_BYTES = 16 << 10    # many blocks and chunks at this small size
+Conv2D.CHUNK_BYTES = 64 << 10
+used = set()
+run_group = threads._run_group
+def recording(tasks):
+    used.add(threading.get_ident())
+    return run_group(tasks)
+threads._run_group = recording
+
+minidl.set_seed(3)
+rng = np.random.default_rng(0)
+x = rng.standard_normal((64, 16, 16, 3)).astype('float32')
+y = rng.integers(0, 10, 64)
+model = models.Sequential([
+    layers.Conv2D(8, 3, padding='same', input_shape=(16, 16, 3)),
+    layers.BatchNormalization(), layers.Activation('relu'),
+    layers.Conv2D(16, 3, strides=2), layers.BatchNormalization(), layers.ReLU(),
+    layers.Flatten(), layers.Dense(10)])
+model.compile(optimizers.SGD(0.05, momentum=0.9), 'sparse_categorical_crossentropy')
+model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+digest = hashlib.sha256()
+for weight in model.get_weights() + [model.predict(x)]:
+    digest.update(np.ascontiguousarray(weight).tobytes())
+print(digest.hexdigest(), len(used))
+'''
+
+
+def _train(thread_count):
+    environment = {'MINIDL_NUM_THREADS': str(thread_count), 'PATH': '/usr/bin:/bin'}
+    result = subprocess.run([sys.executable, '-c', SCRIPT], cwd=ROOT, env=environment,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    digest, used = result.stdout.split()
+    return digest, int(used)
+
+
+def test_training_gives_the_same_bits_on_one_and_two_threads_and_run_to_run():
+    one, two, two_again = _train(1), _train(2), _train(2)
+    assert one[1] == 0 and two[1] == 2  # one thread runs tasks inline; two really ran on two
+    assert one[0] == two[0] == two_again[0]
