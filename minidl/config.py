@@ -26,9 +26,9 @@ Attributes:
         ``data_format=None``: 'channels_last' (NHWC) or 'channels_first'
         (NCHW); Keras's ``K.image_data_format()``.
     num_threads: How many threads CPU kernels split their work over
-        (``minidl.compute.threads``): None for one per core the process may
-        run on, or the environment variable ``MINIDL_NUM_THREADS`` when set.
-        Results are bitwise the same for every value.
+        (``minidl.compute.threads``, which says when more than one pays):
+        None for the environment variable ``MINIDL_NUM_THREADS``, or 1 when
+        it is not set. Results are bitwise the same for every value.
 """
 
 import sys

@@ -15,9 +15,15 @@ on 2 cores (a (64, 32, 32, 16) image batch, 3x3 convolution to 16
 channels): forward 4.5–6.4 ms with OpenBLAS's two threads per product,
 3.4–3.9 ms with two workers each running whole chunks on one thread.
 
-The number of threads is ``minidl.config.num_threads``: None (the default)
-means one per core this process may run on, or the environment variable
-``MINIDL_NUM_THREADS`` when it is set.
+When they pay: on 2 cores (AMD EPYC, OpenBLAS 0.3.31), two threads made
+ResNet-20 training (W3 of ``benchmarks``) about 1.15-1.25x faster, but
+AlexNet (W4) and LeNet (W2) 1.1-1.3x slower. A large product left to BLAS's
+own threads (AlexNet's dense layers) wakes its helper threads, whose spinning
+then takes the workers' cores; and small layers gain less than a hand-off to
+a thread costs (about 50-100 us). So one thread is the default.
+
+The number of threads is ``minidl.config.num_threads``, or when that is None
+(the default) the environment variable ``MINIDL_NUM_THREADS``, else 1.
 """
 
 import functools
@@ -36,7 +42,7 @@ def num_threads():
     """The number of threads tasks run on (at least 1)."""
     count = config.num_threads
     if count is None:
-        count = os.environ.get('MINIDL_NUM_THREADS') or len(os.sched_getaffinity(0))
+        count = os.environ.get('MINIDL_NUM_THREADS') or 1
     count = int(count)
     if count < 1:
         raise ValueError(f'minidl.config.num_threads must be None or at least 1, got {count}')
