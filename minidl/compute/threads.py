@@ -16,8 +16,8 @@ channels): forward 4.5–6.4 ms with OpenBLAS's two threads per product,
 3.4–3.9 ms with two workers each running whole chunks on one thread.
 
 When they pay: on 2 cores (AMD EPYC, OpenBLAS 0.3.31), two threads made
-ResNet-20 training (W3 of ``benchmarks``) about 1.15-1.25x faster, but
-AlexNet (W4) and LeNet (W2) 1.1-1.3x slower. A large product left to BLAS's
+ResNet-20 training (W3 of ``benchmarks``) about 1.2-1.3x faster when minidl
+ran alone, but AlexNet (W4) and LeNet (W2) 1.1-1.25x slower. A large product left to BLAS's
 own threads (AlexNet's dense layers) wakes its helper threads, whose spinning
 then takes the workers' cores; and small layers gain less than a hand-off to
 a thread costs (about 50-100 us). So one thread is the default.
@@ -66,9 +66,17 @@ def row_blocks(array, block_bytes=None):
     return [slice(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def map_blocks(function, blocks, xp=np):
-    """``run_tasks`` of ``function(block)`` for each block, results in order."""
-    return run_tasks([functools.partial(function, block) for block in blocks], xp)
+def map_tasks(function, items, xp=np):
+    """``run_tasks`` of ``function(item)`` for each item (a block of rows, a chunk's start)."""
+    return run_tasks([functools.partial(function, item) for item in items], xp)
+
+
+def sum_in_order(parts):
+    """The sum of the tasks' partial results, added in task order (so, deterministic)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
 def run_tasks(tasks, xp=np):
@@ -120,17 +128,17 @@ def _run_group(tasks):
 
 
 _pool_lock = threading.Lock()
-_executor = None
+_executor, _workers = None, 0
 
 
 def _pool(workers):
     """The executor, with at least ``workers`` threads (made again when too small)."""
-    global _executor
+    global _executor, _workers
     with _pool_lock:
-        if _executor is None or _executor._max_workers < workers:
+        if _workers < workers:
             if _executor is not None:
                 _executor.shutdown(wait=False)
-            _executor = ThreadPoolExecutor(workers, thread_name_prefix='minidl')
+            _executor, _workers = ThreadPoolExecutor(workers, thread_name_prefix='minidl'), workers
         return _executor
 
 
@@ -164,13 +172,10 @@ class _BlasThreads:
                     library.set_num_threads(count)
 
     def _libraries(self):
-        if self.libraries is None:
-            try:
-                from threadpoolctl import ThreadpoolController
-            except ImportError:  # the tasks still run, with BLAS's own threads on top
-                self.libraries = []
-            else:
-                self.libraries = ThreadpoolController().select(user_api='blas').lib_controllers
+        if self.libraries is None:  # found once, on first use: the search reads every library
+            # Imported here: `import minidl` needs only numpy, h5py and tqdm.
+            from threadpoolctl import ThreadpoolController
+            self.libraries = ThreadpoolController().select(user_api='blas').lib_controllers
         return self.libraries
 
 

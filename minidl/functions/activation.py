@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from minidl.compute import get_array_module
-from minidl.compute.threads import map_blocks, row_blocks
+from minidl.compute.threads import map_tasks, row_blocks
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 
@@ -45,7 +45,7 @@ class ReLU(_Activation):
             self.y = xp.maximum(x, 0)
             return self.y
         y = self.y = xp.empty_like(x)
-        map_blocks(lambda rows: xp.maximum(x[rows], 0, out=y[rows]), row_blocks(x), xp)
+        map_tasks(lambda rows: xp.maximum(x[rows], 0, out=y[rows]), row_blocks(x), xp)
         return y
 
     def backward(self, grad):
@@ -53,7 +53,7 @@ class ReLU(_Activation):
         if y.ndim == 0:
             return grad * (y > 0)
         grad_x = xp.empty(y.shape, xp.result_type(grad, y))
-        map_blocks(lambda rows: xp.multiply(grad[rows], y[rows] > 0, out=grad_x[rows]),
+        map_tasks(lambda rows: xp.multiply(grad[rows], y[rows] > 0, out=grad_x[rows]),
                    row_blocks(y), xp)
         return grad_x
 

@@ -20,13 +20,12 @@ kernel flipped in space and its in/out axes swapped: one im2col + GEMM with
 would multiply the zeros between strided outputs, so it keeps col2im.)
 """
 
-import functools
 import itertools
 import math
 
 import numpy as np
 
-from minidl.compute.threads import run_tasks
+from minidl.compute.threads import map_tasks, sum_in_order
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
 from minidl.tensor import Function
@@ -99,7 +98,7 @@ class Conv2D(Function):
     def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
         """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
 
-        The chunks are tasks of :func:`~minidl.compute.threads.run_tasks`:
+        The chunks are tasks of :func:`~minidl.compute.threads.map_tasks`:
         each writes its own rows of the product.
 
         Returns:
@@ -127,8 +126,7 @@ class Conv2D(Function):
                 y_rows += row_bias
             return columns if chunk >= n else None
 
-        columns = run_tasks([functools.partial(convolve, start)
-                             for start in range(0, n, chunk)], xp)[-1]
+        columns = map_tasks(convolve, range(0, n, chunk), xp)[-1]
         return y, columns, chunk
 
     def backward(self, grad):
@@ -160,12 +158,7 @@ class Conv2D(Function):
                 self.kernel.shape[:-2], self.strides, self.dilations)
             return columns.T @ grad_rows[start * rows:(start + self.chunk) * rows]
 
-        parts = run_tasks([functools.partial(part, start)
-                           for start in range(0, self.in_shape[0], self.chunk)], xp)
-        grad_kernel = parts[0]
-        for value in parts[1:]:
-            grad_kernel = grad_kernel + value
-        return grad_kernel
+        return sum_in_order(map_tasks(part, range(0, self.in_shape[0], self.chunk), xp))
 
     def _input_grad(self, grad):
         """The (N, H, W, C) input gradient of the NHWC output gradient ``grad``."""
@@ -213,8 +206,7 @@ class Conv2D(Function):
                     grad_x_chunk.shape[0], *self.out_size, -1)
                 grad_x_chunk[(slice(None), *source)] += block[(slice(None), *target)]
 
-        run_tasks([functools.partial(add_chunk, start)
-                   for start in range(0, self.in_shape[0], self.chunk)], xp)
+        map_tasks(add_chunk, range(0, self.in_shape[0], self.chunk), xp)
         return grad_x
 
 

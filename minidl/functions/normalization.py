@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from minidl.compute import get_array_module, is_array
-from minidl.compute.threads import map_blocks, row_blocks
+from minidl.compute.threads import map_tasks, row_blocks, sum_in_order
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
 
@@ -82,7 +82,7 @@ class BatchNorm(Function):
         # Each pass runs over blocks of rows on the worker threads; per-block
         # sums are added in block order.
         blocks = row_blocks(x_view)
-        self.mean = _total(map_blocks(lambda rows: channels.sum(x_view[rows]), blocks, xp))
+        self.mean = sum_in_order(map_tasks(lambda rows: channels.sum(x_view[rows]), blocks, xp))
         self.mean /= channels.count
         # Two passes (mean, then squared deviations): E[x^2] - E[x]^2 cancels badly in float32.
         centered = self.centered = xp.empty_like(x_view)
@@ -92,7 +92,7 @@ class BatchNorm(Function):
             xp.subtract(x_view[rows], mean, out=centered[rows])
             return channels.dot(centered[rows], centered[rows])
 
-        self.variance = _total(map_blocks(center, blocks, xp)) / channels.count
+        self.variance = sum_in_order(map_tasks(center, blocks, xp)) / channels.count
         self.inv_std = 1 / xp.sqrt(self.variance + self.epsilon)
         self.gamma = gamma
         scale, shift = channels.expand(gamma * self.inv_std), channels.expand(beta)
@@ -102,18 +102,18 @@ class BatchNorm(Function):
             xp.multiply(centered[rows], scale, out=y[rows])
             y[rows] += shift
 
-        map_blocks(normalize, blocks, xp)
+        map_tasks(normalize, blocks, xp)
         return y.reshape(x.shape)
 
     def backward(self, grad):
         xp, channels, centered, inv_std = self.xp, self.channels, self.centered, self.inv_std
         grad_view = channels.view(grad)
         blocks = row_blocks(grad_view)
-        sums = map_blocks(lambda rows: (channels.sum(grad_view[rows]),
+        sums = map_tasks(lambda rows: (channels.sum(grad_view[rows]),
                                         channels.dot(grad_view[rows], centered[rows])),
                           blocks, xp)
-        grad_beta = _total([part for part, _ in sums])
-        grad_gamma = _total([part for _, part in sums]) * inv_std
+        grad_beta = sum_in_order([part for part, _ in sums])
+        grad_gamma = sum_in_order([part for _, part in sums]) * inv_std
         grad_x = None
         if self.needs_input_grad[0]:
             # dx = gamma * inv_std * (g - mean(g) - x_hat * mean(g * x_hat)), as a per-channel
@@ -130,19 +130,11 @@ class BatchNorm(Function):
                 out -= centered[rows] * centered_scale
                 out -= offset
 
-            map_blocks(combine, blocks, xp)
+            map_tasks(combine, blocks, xp)
             grad_x = grad_x.reshape(grad.shape)
         return (grad_x,
                 grad_gamma if self.needs_input_grad[1] else None,
                 grad_beta if self.needs_input_grad[2] else None)
-
-
-def _total(parts):
-    """The sum of a list of arrays, added in list order."""
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
 
 
 class BatchNormInference(Function):
@@ -168,7 +160,7 @@ class BatchNormInference(Function):
             xp.multiply(x_view[rows], scale, out=y[rows])
             y[rows] += shift
 
-        map_blocks(affine, row_blocks(x_view), xp)
+        map_tasks(affine, row_blocks(x_view), xp)
         return y.reshape(x.shape)
 
     def backward(self, grad):
