@@ -15,7 +15,7 @@ import sys
 from mpi4py import MPI
 
 from minidl import Device, set_default_device
-from minidl.compute import get_array_module, to_numpy
+from minidl.compute import get_array_module, threads, to_numpy
 from minidl_dist import failfast, watchdog
 
 _job = {}
@@ -48,6 +48,7 @@ def init(use_gpu=True, timeout=None):
     _job.update(world=world, rank=world.Get_rank(), size=world.Get_size(),
                 local_rank=host.Get_rank(), local_size=host.Get_size())
     host.Free()
+    threads.ranks_on_host = _job['local_size']  # each rank's pool takes its share of the cores
     if _job['size'] > 1:
         failfast.install(world, _job['rank'], _job['size'])
         watchdog.start(world, _job['rank'], _job['size'], seconds)

@@ -38,15 +38,31 @@ from minidl import config
 _state = threading.local()  # .in_task: this thread is running a task
 
 
+MAX_DEFAULT_THREADS = 4
+ranks_on_host = 1  # processes sharing this host's cores (set by minidl_dist.init)
+
+
 def num_threads():
     """The number of threads tasks run on (at least 1)."""
     count = config.num_threads
     if count is None:
-        count = os.environ.get('MINIDL_NUM_THREADS') or 1
+        count = os.environ.get('MINIDL_NUM_THREADS') or default_threads()
     count = int(count)
     if count < 1:
         raise ValueError(f'minidl.config.num_threads must be None or at least 1, got {count}')
     return count
+
+
+def default_threads():
+    """The CPUs this process may use (its share when several ranks share the host),
+    or 1 where that is more than ``MAX_DEFAULT_THREADS``: the work is cut into about
+    four parts, and beyond that BLAS's own threads use a large machine better."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    share = max(1, cpus // max(1, ranks_on_host))
+    return share if share <= MAX_DEFAULT_THREADS else 1
 
 
 BLOCK_BYTES = 1 << 20
@@ -79,6 +95,37 @@ def sum_in_order(parts):
     return total
 
 
+SPLIT_PRODUCT = 1 << 22  # multiply-adds (about 50 us on one core): smaller products stay whole
+PRODUCT_BLOCKS = 4
+
+
+def column_blocks(rows, depth, width):
+    """Column slices of a ``(rows, depth) @ (depth, width)`` product, fixed by its shape.
+
+    ``PRODUCT_BLOCKS`` blocks of a multiple of 16 columns each once the product
+    has at least ``SPLIT_PRODUCT`` multiply-adds, else one block.
+    """
+    if rows * depth * width < SPLIT_PRODUCT or width < 16 * PRODUCT_BLOCKS:
+        return [slice(0, width)]
+    step = -(-width // (16 * PRODUCT_BLOCKS)) * 16
+    return [slice(start, min(start + step, width)) for start in range(0, width, step)]
+
+
+def matmul(a, b, out=None, xp=np):
+    """``a @ b`` of 2-D arrays, its columns in fixed blocks (:func:`column_blocks`) run as tasks.
+
+    While the pool has several threads BLAS has one, so a product that
+    should use every core goes through here.
+    """
+    blocks = column_blocks(a.shape[0], a.shape[1], b.shape[1])
+    if len(blocks) == 1 or xp is not np:
+        return xp.matmul(a, b, out=out)
+    if out is None:
+        out = xp.empty((a.shape[0], b.shape[1]), xp.result_type(a, b))
+    map_tasks(lambda columns: xp.matmul(a, b[:, columns], out=out[:, columns]), blocks, xp)
+    return out
+
+
 def run_tasks(tasks, xp=np):
     """Run callables on the worker threads and return their results in order.
 
@@ -99,15 +146,18 @@ def run_tasks(tasks, xp=np):
         A list of the tasks' results, in the order of ``tasks``.
     """
     tasks = list(tasks)
-    threads = min(num_threads(), len(tasks))
-    if threads <= 1 or xp is not np or getattr(_state, 'in_task', False):
+    if xp is not np or getattr(_state, 'in_task', False):
+        return [task() for task in tasks]
+    pool_threads = num_threads()
+    _blas.hold() if pool_threads > 1 else _blas.release()
+    threads = min(pool_threads, len(tasks))
+    if threads <= 1:
         return [task() for task in tasks]
     bounds = [len(tasks) * k // threads for k in range(threads + 1)]
     groups = [tasks[lo:hi] for lo, hi in zip(bounds, bounds[1:])]
-    with _single_threaded_blas:
-        futures = [_pool(threads - 1).submit(_run_group, group) for group in groups[1:]]
-        first = _run_group(groups[0])
-        outcomes = [first] + [future.result() for future in futures]
+    futures = [_pool(threads - 1).submit(_run_group, group) for group in groups[1:]]
+    first = _run_group(groups[0])
+    outcomes = [first] + [future.result() for future in futures]
     results = []
     for values, error in outcomes:
         if error is not None:
@@ -143,40 +193,47 @@ def _pool(workers):
 
 
 class _BlasThreads:
-    """Holds the BLAS libraries to one thread while any caller is inside.
+    """Holds the BLAS libraries to one thread while the pool has several.
 
-    Regions of several caller threads may overlap: the first one in lowers
-    the count, the last one out restores it.
+    Held for the whole process, not per task: an idle OpenBLAS thread spins
+    for about 0.1 s after each product it shared, taking the core a worker
+    needs, so while the pool is on BLAS never gets a second thread.
+    Released (the saved counts restored) once the pool is back to one thread.
     """
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.inside = 0
-        self.saved = None
+        self.saved = None  # the counts before the hold, while held
         self.libraries = None
 
-    def __enter__(self):
+    def hold(self):
         with self.lock:
-            if self.inside == 0:
+            if self.saved is None:
                 libraries = self._libraries()
                 self.saved = [library.num_threads for library in libraries]
                 for library in libraries:
                     library.set_num_threads(1)
-            self.inside += 1
 
-    def __exit__(self, *exc):
+    def release(self):
+        if self.saved is None:  # the usual case: checked without the lock
+            return
         with self.lock:
-            self.inside -= 1
-            if self.inside == 0:
+            if self.saved is not None:
                 for library, count in zip(self._libraries(), self.saved):
                     library.set_num_threads(count)
+                self.saved = None
 
     def _libraries(self):
         if self.libraries is None:  # found once, on first use: the search reads every library
-            # Imported here: `import minidl` needs only numpy, h5py and tqdm.
-            from threadpoolctl import ThreadpoolController
-            self.libraries = ThreadpoolController().select(user_api='blas').lib_controllers
+            # Imported here, and optional: `import minidl` needs only numpy, h5py and tqdm.
+            # Without threadpoolctl BLAS keeps its threads (slower, the same bits).
+            try:
+                from threadpoolctl import ThreadpoolController
+            except ImportError:
+                self.libraries = []
+            else:
+                self.libraries = ThreadpoolController().select(user_api='blas').lib_controllers
         return self.libraries
 
 
-_single_threaded_blas = _BlasThreads()
+_blas = _BlasThreads()

@@ -14,9 +14,10 @@ loop and layouts are described in ``rnn.py``.
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, by_step, transposed
+from minidl.functions.rnn import _Recurrence, by_step
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
+from minidl.functions.step_product import StepProduct
 
 
 class _GRU(_Recurrence):
@@ -56,7 +57,7 @@ class GRUResetAfter(_GRU):
         recurrent = xp.empty_like(gates)
         recurrent_blocks = recurrent.reshape(blocks.shape)
         self.recurrent_kernels = recurrent_kernels
-        recurrent_kernels = recurrent_kernels * self.scale
+        recurrent_product = StepProduct(recurrent_kernels * self.scale, gates.shape[2], xp)
         recurrent_bias = None if biases is None else biases[:, None, 1] * self.scale
         width = 2 * recurrent_kernels.shape[1]
         product = xp.empty_like(hidden[:, 0])
@@ -68,10 +69,9 @@ class GRUResetAfter(_GRU):
             for (step, recurrent_step, z, r, candidate, recurrent_candidate, h, h_next,
                  invalid) in steps:
                 if dropout is None:
-                    xp.matmul(h, recurrent_kernels, out=recurrent_step)
+                    recurrent_product(h, recurrent_step)
                 else:
-                    xp.matmul(xp.multiply(h, dropout, out=dropped), recurrent_kernels,
-                              out=recurrent_step)
+                    recurrent_product(xp.multiply(h, dropout, out=dropped), recurrent_step)
                 if recurrent_bias is not None:
                     recurrent_step += recurrent_bias
                 update_reset = step[..., :width]
@@ -103,14 +103,14 @@ class GRUResetAfter(_GRU):
 
         carry = grad_finals[0]
         product = xp.empty_like(carry)
-        recurrent_t = transposed(self.recurrent_kernels)
+        recurrent_t = StepProduct(self.recurrent_kernels.transpose(0, 2, 1), carry.shape[1], xp)
         dropout = self.dropout
         steps = by_step(grad_hidden, factors, factors.reshape(factors.shape[:3] + (-1,)), z,
                         reverse=True)
         for dh, step_factors, grad_step, z_t in steps:
             dh += carry
             step_factors *= dh[:, :, None]  # used once: the step's gradients, in place
-            xp.matmul(grad_step, recurrent_t, out=carry)
+            recurrent_t(grad_step, carry)
             if dropout is not None:
                 carry *= dropout
             xp.multiply(dh, z_t, out=product)
@@ -136,8 +136,9 @@ class GRUResetBefore(_GRU):
         blocks = gates.reshape(gates.shape[:3] + (3, -1))
         width = 2 * recurrent_kernels.shape[1]
         self.recurrent_kernels = recurrent_kernels
-        gate_kernels = recurrent_kernels[..., :width] * self.scale[:width]
-        candidate_kernels = xp.ascontiguousarray(recurrent_kernels[..., width:])
+        rows = gates.shape[2]
+        gate_product = StepProduct(recurrent_kernels[..., :width] * self.scale[:width], rows, xp)
+        candidate_product = StepProduct(recurrent_kernels[..., width:], rows, xp)
         reset_hidden = xp.empty_like(hidden[:, 1:])  # r * h_{t-1}, kept for backward
         recurrent = xp.empty_like(gates[:, 0, :, :width])
         product = xp.empty_like(hidden[:, 0])
@@ -149,12 +150,12 @@ class GRUResetBefore(_GRU):
             for step, z, r, candidate, h, h_next, reset_h, invalid in steps:
                 # Both recurrent products read the dropped state, the update the kept one.
                 h_in = h if dropout is None else xp.multiply(h, dropout, out=dropped)
-                xp.matmul(h_in, gate_kernels, out=recurrent)
+                gate_product(h_in, recurrent)
                 update_reset = step[..., :width]
                 update_reset += recurrent
                 self._sigmoid_(update_reset)
                 xp.multiply(r, h_in, out=reset_h)
-                xp.matmul(reset_h, candidate_kernels, out=product)
+                candidate_product(reset_h, product)
                 candidate += product
                 xp.tanh(candidate, out=candidate)
                 self._update(h, h_next, z, candidate)
@@ -178,8 +179,10 @@ class GRUResetBefore(_GRU):
         carry = grad_finals[0]
         grad_reset_hidden, product = xp.empty_like(carry), xp.empty_like(carry)
         width = 2 * carry.shape[-1]
-        gate_kernels_t = transposed(self.recurrent_kernels[..., :width])
-        candidate_kernels_t = transposed(self.recurrent_kernels[..., width:])
+        rows = carry.shape[1]
+        kernels_t = self.recurrent_kernels.transpose(0, 2, 1)
+        gate_product_t = StepProduct(kernels_t[:, :width], rows, xp)
+        candidate_product_t = StepProduct(kernels_t[:, width:], rows, xp)
         dropout = self.dropout
         steps = by_step(grad_hidden, candidate_factor, update_factor, reset_factor, r, z,
                         *(grad_blocks[..., k, :] for k in range(3)),
@@ -189,10 +192,10 @@ class GRUResetBefore(_GRU):
              grad_candidate, grad_update_reset) in steps:
             dh += carry
             xp.multiply(dh, candidate_t, out=grad_candidate)
-            xp.matmul(grad_candidate, candidate_kernels_t, out=grad_reset_hidden)
+            candidate_product_t(grad_candidate, grad_reset_hidden)
             xp.multiply(dh, update_t, out=grad_update)
             xp.multiply(grad_reset_hidden, reset_t, out=grad_reset)
-            xp.matmul(grad_update_reset, gate_kernels_t, out=carry)
+            gate_product_t(grad_update_reset, carry)
             xp.multiply(grad_reset_hidden, r_t, out=product)
             carry += product
             if dropout is not None:

@@ -13,9 +13,10 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
-from minidl.functions.rnn import _Recurrence, by_step, transposed
+from minidl.functions.rnn import _Recurrence, by_step
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
+from minidl.functions.step_product import StepProduct
 
 
 class LSTM(_Recurrence):
@@ -32,20 +33,20 @@ class LSTM(_Recurrence):
         tanh_cells = xp.empty_like(hidden[:, 1:]) if any(self.needs_input_grad) else hidden[:, 1:]
         blocks = gates.reshape(gates.shape[:3] + (4, -1))
         self.recurrent_kernels = recurrent_kernels
-        recurrent_kernels = recurrent_kernels * self.scale
+        recurrent_product = StepProduct(recurrent_kernels * self.scale, gates.shape[2], xp)
         recurrent = xp.empty_like(gates[:, 0])
         product = xp.empty_like(hidden[:, 0])
         dropout = self.dropout
         dropped = None if dropout is None else xp.empty_like(product)
-        multiply, tanh, matmul = xp.multiply, xp.tanh, xp.matmul
+        multiply, tanh = xp.multiply, xp.tanh
         steps = by_step(gates, *(blocks[..., k, :] for k in range(4)), hidden[:, :-1],
                         hidden[:, 1:], cells[:, :-1], cells[:, 1:], tanh_cells, self.invalid)
         with np.errstate(over='ignore'):  # exp overflows to inf for saturated gates: exact 0
             for step, i, f, g, o, h, h_next, c, c_next, tanh_c, invalid in steps:
                 if dropout is None:
-                    matmul(h, recurrent_kernels, out=recurrent)
+                    recurrent_product(h, recurrent)
                 else:
-                    matmul(multiply(h, dropout, out=dropped), recurrent_kernels, out=recurrent)
+                    recurrent_product(multiply(h, dropout, out=dropped), recurrent)
                 step += recurrent
                 self._sigmoid_(step)
                 g *= 2  # tanh(z) = 2 sigmoid(2z) - 1
@@ -88,8 +89,8 @@ class LSTM(_Recurrence):
         dc = xp.empty_like(grad_c)
         dc_per_gate = dc[:, :, None]
         grad_gates = factors.reshape(factors.shape[:3] + (-1,))
-        recurrent_t = transposed(self.recurrent_kernels)
-        multiply, matmul, dropout = xp.multiply, xp.matmul, self.dropout
+        recurrent_t = StepProduct(self.recurrent_kernels.transpose(0, 2, 1), dc.shape[1], xp)
+        multiply, dropout = xp.multiply, self.dropout
         # Each step's factors are used once: they become its gradients in place.
         steps = by_step(grad_hidden, o_factor, f, factors[..., :3, :], factors[..., 3, :],
                         grad_gates, self.invalid, reverse=True)
@@ -100,7 +101,7 @@ class LSTM(_Recurrence):
             cell_gates *= dc_per_gate
             output_gate *= dh
             multiply(dc, f_t, out=grad_c)
-            matmul(grad_step, recurrent_t, out=grad_h)
+            recurrent_t(grad_step, grad_h)
             if dropout is not None:
                 grad_h *= dropout
             if invalid is not None:

@@ -43,10 +43,13 @@ its ``tanh``, and ``tanh(z) = 2 sigmoid(2z) - 1`` brings the LSTM's tanh gate
 into the same pass with a factor of -2.
 """
 
+import copy
 import itertools
 
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
+from minidl.functions.step_product import StepProduct
+from minidl.compute import threads
 from minidl.tensor import Function
 
 
@@ -120,8 +123,6 @@ class _Recurrence(Function):
             states = [xp.zeros((count, batch, units), dtype) for _ in range(self.state_count)]
 
         self.scale = xp.repeat(xp.asarray(self.block_scales, dtype), units)
-        sequences = [xp.ascontiguousarray(self._time_major(x, reverse), dtype=dtype)
-                     for reverse in self.directions]
         self.invalid = self.dropout = None
         if self.mask is not None:
             invalid = xp.asarray(self.mask) == 0
@@ -129,50 +130,86 @@ class _Recurrence(Function):
                                      for reverse in self.directions])[..., None]
         if self.recurrent_dropout is not None:
             self.dropout = xp.stack([xp.asarray(m, dtype=dtype) for m in self.recurrent_dropout])
-        gates = xp.empty((count, steps, batch, len(self.scale)), dtype)
-        for d, sequence in enumerate(sequences):
-            projection = gates[d].reshape(steps * batch, -1)
-            xp.matmul(sequence.reshape(steps * batch, features), kernels[d] * self.scale,
-                      out=projection)
-            if biases is not None:
-                projection += (biases[d] if biases.ndim == 2 else biases[d, 0]) * self.scale
-        hidden, finals = self._run(gates, recurrent_kernels, biases, states)
-
+        biases = [None] * count if biases is None else biases[:, None]
         self.shape = (steps, batch, features)
-        self.sequences = sequences if self._needs_grad(0) else None
         self.kernels = kernels if self.needs_input_grad[0] else None
-        last = [(hidden[d, -1],) + tuple(final[d] for final in finals) for d in range(count)]
+        self.parts = [self._direction(d) for d in range(count)]
+        results = threads.map_tasks(
+            lambda d: self.parts[d]._forward_one(x, kernels[d], recurrent_kernels[d:d + 1],
+                                                 biases[d], [s[d:d + 1] for s in states]),
+            range(count), xp)
+        hidden = [h for h, _ in results]
+        last = [(h[0, -1],) + tuple(final[0] for final in finals) for h, finals in results]
         return (self._outputs(hidden),) + sum(last, ())
 
     def backward(self, grad_outputs, *grad_finals):
-        xp, count, width = self.xp, len(self.directions), self.width
-        steps, batch, features = self.shape
+        count = len(self.directions)
+        steps, batch, _ = self.shape
         per_direction = grad_outputs.reshape(batch, steps, count, -1)
-        grad_hidden = xp.stack([self._time_major(per_direction[:, :, d], reverse)
-                                for d, reverse in enumerate(self.directions)])
-        grad_finals = [xp.stack(grad_finals[s::self.state_count]).astype(grad_hidden.dtype, copy=False)
-                       for s in range(self.state_count)]
+        results = threads.map_tasks(
+            lambda d: self.parts[d]._backward_one(
+                d, per_direction[:, :, d], [g[None] for g in grad_finals[d * self.state_count:
+                                                                         (d + 1) * self.state_count]]),
+            range(count), self.xp)
+        grad_x = None
+        if self.needs_input_grad[0]:
+            grad_x = threads.sum_in_order([grad for grad, _, _ in results])
+        grads = sum((weight_grads for _, weight_grads, _ in results), [])
+        if self.has_state:
+            grads += sum((state_grads for _, _, state_grads in results), [])
+        return (grad_x,) + tuple(grads)
+
+    def _direction(self, d):
+        """This Function for direction ``d`` alone, to run as a task of its own.
+
+        Directions are independent until their outputs are joined, so each
+        runs its own time loop (on its own thread when there are several):
+        a shallow copy whose mask and dropout hold direction ``d`` only and on
+        which ``_run`` and ``_backprop`` keep what they save. Every array then
+        has a leading direction axis of 1.
+        """
+        part = copy.copy(self)
+        part.reverse = self.directions[d]
+        part.invalid = None if self.invalid is None else self.invalid[d:d + 1]
+        part.dropout = None if self.dropout is None else self.dropout[d:d + 1]
+        return part
+
+    def _forward_one(self, x, kernel, recurrent_kernels, bias, states):
+        """One direction's input projection and time loop: ``(hidden, finals)``."""
+        xp = self.xp
+        steps, batch, features = self.shape
+        sequence = xp.ascontiguousarray(self._time_major(x, self.reverse), dtype=kernel.dtype)
+        gates = xp.empty((1, steps, batch, len(self.scale)), kernel.dtype)
+        projection = steps_as_rows(gates[0])
+        threads.matmul(steps_as_rows(sequence), kernel * self.scale, out=projection, xp=xp)
+        if bias is not None:
+            projection += (bias[0] if bias.ndim == 2 else bias[0, 0]) * self.scale
+        self.sequence = sequence if self._needs_grad(0) else None
+        return self._run(gates, recurrent_kernels, bias, states)
+
+    def _backward_one(self, d, grad_outputs, grad_finals):
+        """One direction's backward: ``(grad_x part, weight gradients, state gradients)``."""
+        xp = self.xp
+        steps, batch, features = self.shape
+        grad_hidden = xp.array(self._time_major(grad_outputs, self.reverse), order='C')[None]
+        grad_finals = [g.astype(grad_hidden.dtype) for g in grad_finals]  # copies: written to
         grad_gates, grad_recurrent, grad_recurrent_bias, grad_states = self._backprop(
             grad_hidden, grad_finals)
-
-        grad_x, grads = None, []
-        for d, reverse in enumerate(self.directions):
-            flat = steps_as_rows(grad_gates[d])
-            needs = self.needs_input_grad[1 + d * width:1 + (d + 1) * width]
-            if self.needs_input_grad[0]:
-                grad = self._batch_major(
-                    (flat @ self.kernels[d].T).reshape(steps, batch, features), reverse)
-                grad_x = grad if grad_x is None else grad_x + grad
-            grads.append(steps_as_rows(self.sequences[d]).T @ flat if needs[0] else None)
-            grads.append(grad_recurrent[d] if needs[1] else None)
-            if self.has_bias:
-                grad_bias = flat.sum(axis=0) if needs[2] else None
-                if grad_bias is not None and grad_recurrent_bias is not None:
-                    grad_bias = xp.stack([grad_bias, grad_recurrent_bias[d]])
-                grads.append(grad_bias)
-        if self.has_state:
-            grads += [grad_states[s][d] for d in range(count) for s in range(self.state_count)]
-        return (grad_x,) + tuple(grads)
+        flat = steps_as_rows(grad_gates[0])
+        needs = self.needs_input_grad[1 + d * self.width:1 + (d + 1) * self.width]
+        grad_x = None
+        if self.needs_input_grad[0]:
+            grad_x = self._batch_major(
+                threads.matmul(flat, self.kernels[d].T, xp=xp).reshape(steps, batch, features),
+                self.reverse)
+        grads = [threads.matmul(steps_as_rows(self.sequence).T, flat, xp=xp) if needs[0] else None,
+                 grad_recurrent[0] if needs[1] else None]
+        if self.has_bias:
+            grad_bias = flat.sum(axis=0) if needs[2] else None
+            if grad_bias is not None and grad_recurrent_bias is not None:
+                grad_bias = xp.stack([grad_bias, grad_recurrent_bias[0]])
+            grads.append(grad_bias)
+        return grad_x, grads, [state[0] for state in grad_states]
 
     def _needs_grad(self, position):
         """Whether any direction's weight at ``position`` (0 kernel, 1 recurrent, 2 bias)
@@ -180,13 +217,15 @@ class _Recurrence(Function):
         return any(self.needs_input_grad[1 + position::self.width][:len(self.directions)])
 
     def _outputs(self, hidden):
-        """The hidden states ``(N, T, D*u)`` aligned with the input steps."""
+        """The hidden states ``(N, T, D*u)`` aligned with the input steps, from each
+        direction's ``(1, T+1, N, u)`` buffer of states."""
         if len(self.directions) == 1:
-            return self._batch_major(hidden[0, 1:], self.directions[0])  # a view, no copy
-        count, steps, batch, units = hidden[:, 1:].shape
-        outputs = self.xp.empty((batch, steps, count, units), hidden.dtype)
+            return self._batch_major(hidden[0][0, 1:], self.directions[0])  # a view, no copy
+        _, steps, batch, units = hidden[0][:, 1:].shape
+        count = len(hidden)
+        outputs = self.xp.empty((batch, steps, count, units), hidden[0].dtype)
         for d, reverse in enumerate(self.directions):
-            outputs[:, :, d] = self._batch_major(hidden[d, 1:], reverse)
+            outputs[:, :, d] = self._batch_major(hidden[d][0, 1:], reverse)
         return outputs.reshape(batch, steps, count * units)
 
     @staticmethod
@@ -209,7 +248,7 @@ class _Recurrence(Function):
 
     def _weight_gradient(self, inputs, grad_gates):
         """Per direction ``sum_t inputs_t^T grad_t``: ``(D, T, N, a), (D, T, N, b) -> (D, a, b)``."""
-        return self.xp.stack([steps_as_rows(i).T @ steps_as_rows(g)
+        return self.xp.stack([threads.matmul(steps_as_rows(i).T, steps_as_rows(g), xp=self.xp)
                               for i, g in zip(inputs, grad_gates)])
 
     def _recurrent_inputs(self, hidden):
@@ -250,13 +289,14 @@ class SimpleRNN(_Recurrence):
         xp, dropout = self.xp, self.dropout
         hidden = self._state_buffer(gates, states[0])
         recurrent = xp.empty_like(hidden[:, 0])
+        recurrent_product = StepProduct(recurrent_kernels, gates.shape[2], xp)
         dropped = None if dropout is None else xp.empty_like(recurrent)
         for step, h, h_next, invalid in by_step(gates, hidden[:, :-1], hidden[:, 1:],
                                                 self.invalid):
             if dropout is None:
-                xp.matmul(h, recurrent_kernels, out=recurrent)
+                recurrent_product(h, recurrent)
             else:
-                xp.matmul(xp.multiply(h, dropout, out=dropped), recurrent_kernels, out=recurrent)
+                recurrent_product(xp.multiply(h, dropout, out=dropped), recurrent)
             state = xp.add(step, recurrent, out=h_next)
             if self.activation == 'tanh':
                 xp.tanh(state, out=state)
@@ -281,7 +321,7 @@ class SimpleRNN(_Recurrence):
             self._zero_invalid(derivative)  # no gate gradient at masked steps
         carry = grad_finals[0]
         through = None if self.invalid is None else xp.empty_like(carry)
-        recurrent_t = transposed(self.recurrent_kernels)
+        recurrent_t = StepProduct(self.recurrent_kernels.transpose(0, 2, 1), carry.shape[1], xp)
         # grad_hidden becomes the gradient of the pre-activations, step by step.
         for step, derivative_t, invalid in by_step(grad_hidden, derivative, self.invalid,
                                                    reverse=True):
@@ -290,7 +330,7 @@ class SimpleRNN(_Recurrence):
                 xp.copyto(through, step)
             if derivative_t is not None:
                 step *= derivative_t
-            xp.matmul(step, recurrent_t, out=carry)
+            recurrent_t(step, carry)
             if dropout is not None:
                 carry *= dropout
             if invalid is not None:
@@ -319,11 +359,6 @@ def by_step(*buffers, reverse=False):
     if reverse:
         steps = [None if s is None else s[::-1] for s in steps]
     return zip(*(itertools.repeat(None) if s is None else s for s in steps))
-
-
-def transposed(kernels):
-    """``(D, a, b)`` stacked matrices as contiguous ``(D, b, a)`` (the faster GEMM operand)."""
-    return kernels.transpose(0, 2, 1).copy()
 
 
 def simple_rnn(x, kernel, recurrent_kernel, bias=None, initial_state=None, reverse=False,

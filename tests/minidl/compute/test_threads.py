@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import threadpool_info, threadpool_limits
 
 import minidl
 from minidl.compute import threads
@@ -18,6 +18,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 @pytest.fixture
 def two_threads(monkeypatch):
     monkeypatch.setattr(minidl.config, 'num_threads', 2)
+    yield
+    threads._blas.release()  # the pool's hold on BLAS would outlast the test
 
 
 def _blas_threads():
@@ -82,11 +84,29 @@ def test_an_error_is_raised_after_every_task_has_finished(two_threads):
     assert done == ['slow']
 
 
-def test_blas_is_held_to_one_thread_inside_tasks_only(two_threads):
-    before = _blas_threads()
-    inside = threads.run_tasks([_blas_threads, _blas_threads])
-    assert inside == [[1] * len(before)] * 2
-    assert _blas_threads() == before
+def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
+    with threadpool_limits(2, user_api='blas'):
+        before = _blas_threads()
+        assert before and set(before) == {2}
+        monkeypatch.setattr(minidl.config, 'num_threads', 2)
+        inside = threads.run_tasks([_blas_threads, _blas_threads])
+        assert inside == [[1] * len(before)] * 2
+        assert _blas_threads() == [1] * len(before)  # between tasks too: nothing spins
+        monkeypatch.setattr(minidl.config, 'num_threads', 1)
+        threads.run_tasks([_blas_threads])
+        assert _blas_threads() == before
+
+
+def test_large_products_are_split_into_column_blocks_fixed_by_shape(two_threads):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 300)), rng.standard_normal((300, 500))
+    blocks = threads.column_blocks(64, 300, 500)
+    assert blocks == [slice(0, 128), slice(128, 256), slice(256, 384), slice(384, 500)]
+    assert threads.column_blocks(8, 8, 500) == [slice(0, 500)]  # too small to split
+    assert threads.column_blocks(4096, 4096, 32) == [slice(0, 32)]  # too narrow
+    out = np.full((64, 500), np.nan)
+    assert threads.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
 
 
 def test_row_blocks_cover_the_rows_in_order():

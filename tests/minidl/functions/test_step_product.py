@@ -1,0 +1,108 @@
+"""The recurrent step product in column chunks: the chunk rule, the product, and the
+recurrent layers at sizes where they use chunks, against whole products and PyTorch."""
+
+import numpy as np
+import pytest
+
+from minidl import Tensor
+from minidl.functions import step_product
+from minidl.functions.gru import bidirectional_gru
+from minidl.functions.lstm import bidirectional_lstm
+from minidl.functions.rnn import bidirectional_simple_rnn
+from minidl.functions.step_product import StepProduct, chunk_width
+from tests.minidl.functions.test_rnn import assert_close, sequence_problem
+
+
+def test_chunk_width_keeps_each_chunk_within_the_small_matrix_size():
+    assert chunk_width(16, 256, 1024) == 128  # 16 * 256 * 128 = 2**19
+    assert chunk_width(16, 1024, 256) == 32
+    assert chunk_width(32, 128, 384) == 128
+    assert chunk_width(16, 64, 256) == 256  # small enough whole
+    assert chunk_width(4096, 256, 1024) == 1024  # no chunk is small enough: whole
+    assert chunk_width(16, 256, 1000) == 1000  # no multiple of 16 divides 1000
+
+
+def test_chunked_product_fills_every_column_of_a_step_slice():
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((2, 16, 256)).astype(np.float32)
+    kernels = rng.standard_normal((2, 1024, 256)).astype(np.float32).transpose(0, 2, 1)
+    product = StepProduct(kernels, 16, np)
+    assert product.width == 128
+    buffer = np.full((2, 3, 16, 1024), np.nan, np.float32)
+    out = buffer[:, 1]  # one step of a (D, T, N, b) buffer, as the time loops pass it
+    assert product(h, out) is out
+    np.testing.assert_allclose(out, h.astype(np.float64) @ kernels.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
+    assert np.isnan(buffer[:, [0, 2]]).all()
+
+
+LAYERS = {  # (function, gates, units, bias shape) at batch 64: each product is chunked
+    'lstm': (bidirectional_lstm, 4, 128, None),
+    'gru-reset-after': (lambda x, f, b: bidirectional_gru(x, f, b, reset_after=True), 3, 128,
+                        (2, 384)),
+    'gru-reset-before': (lambda x, f, b: bidirectional_gru(x, f, b, reset_after=False), 3, 128,
+                         None),
+    'simple-rnn': (bidirectional_simple_rnn, 1, 256, None),
+}
+
+
+def _run(function, arrays):
+    leaves = [Tensor(a, requires_grad=True, dtype='float64') for a in arrays]
+    outputs = function(leaves[0], leaves[1:4], leaves[4:7])
+    grad = np.random.default_rng(5).standard_normal(outputs[0].shape)
+    (outputs[0] * Tensor(grad.astype(arrays[0].dtype))).sum().backward()
+    return [outputs[0].numpy()] + [leaf.grad.numpy() for leaf in leaves]
+
+
+@pytest.mark.parametrize('name', LAYERS)
+def test_layers_with_chunked_products_equal_the_whole_products(name, monkeypatch):
+    function, gates, units, bias_shape = LAYERS[name]
+    problem = sequence_problem(gates, batch=64, steps=3, features=8, units=units,
+                               bias_shape=bias_shape)
+    x, kernel, recurrent, bias = (a.astype(np.float64) * 0.3 for a in problem[:4])
+    arrays = [x, kernel, recurrent, bias, kernel[:, ::-1].copy(), recurrent[::-1].copy(), bias]
+    widths = []
+    record = StepProduct.__init__
+
+    def recording(self, kernels, rows, xp):
+        record(self, kernels, rows, xp)
+        widths.append(self.width < kernels.shape[-1])
+    monkeypatch.setattr(StepProduct, '__init__', recording)
+    chunked = _run(function, arrays)
+    assert widths and all(widths)  # every step product of forward and backward was chunked
+    monkeypatch.setattr(step_product, 'SMALL_PRODUCT', 1 << 40)
+    widths.clear()
+    whole = _run(function, arrays)
+    assert widths and not any(widths)
+    for label, a, b in zip(['outputs', 'x', 'kernel', 'recurrent', 'bias'] * 2, chunked, whole):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=label)
+
+
+def test_bidirectional_lstm_with_chunked_products_matches_torch():
+    torch = pytest.importorskip('torch')
+    x, kernel, recurrent, bias, _, normal = sequence_problem(4, batch=16, steps=4, features=8,
+                                                             units=128)
+    recurrent *= 0.2
+    backward = [normal(8, 512, scale=0.5), normal(128, 512, scale=0.1), normal(512, scale=0.5)]
+    grad = normal(16, 4, 256)
+    leaves = [Tensor(a, requires_grad=True) for a in [x, kernel, recurrent, bias] + backward]
+    outputs = bidirectional_lstm(leaves[0], leaves[1:4], leaves[4:])[0]
+    (outputs * Tensor(grad)).sum().backward()
+
+    module = torch.nn.LSTM(8, 128, batch_first=True, bidirectional=True)
+    with torch.no_grad():
+        for suffix, (k, r, b) in [('l0', (kernel, recurrent, bias)), ('l0_reverse', backward)]:
+            getattr(module, 'weight_ih_' + suffix).copy_(torch.tensor(k.T))
+            getattr(module, 'weight_hh_' + suffix).copy_(torch.tensor(r.T))
+            getattr(module, 'bias_ih_' + suffix).copy_(torch.tensor(b))
+            getattr(module, 'bias_hh_' + suffix).zero_()
+    x_torch = torch.tensor(x, requires_grad=True)
+    expected = module(x_torch)[0]
+    (expected * torch.tensor(grad)).sum().backward()
+    assert_close(outputs.numpy(), expected.detach().numpy(), 'outputs')
+    want = [x_torch.grad.numpy()]
+    for suffix in ['l0', 'l0_reverse']:
+        want += [getattr(module, name + suffix).grad.numpy().T
+                 for name in ('weight_ih_', 'weight_hh_', 'bias_ih_')]
+    for name, leaf, b in zip(['x'] + ['kernel', 'recurrent_kernel', 'bias'] * 2, leaves, want):
+        assert_close(leaf.grad.numpy(), b, 'grad ' + name)
