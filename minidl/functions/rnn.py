@@ -8,21 +8,24 @@ blocks of ``u`` units.
 
 One Function runs one or several directions over the same input (a
 bidirectional layer's forward and backward recurrences), each with its own
-weights. The directions share one time loop: every buffer has a leading
-direction axis, so each step is one batched recurrent matrix product and one
-call of each elementwise operation for all directions, instead of one per
-direction. At step ``t`` a reversed direction processes input step ``T-1-t``.
+weights. The directions are independent until their outputs are joined, so
+each runs its own time loop as a task of the worker pool
+(:mod:`minidl.compute.threads`): on two cores a bidirectional layer's two
+loops run side by side, about twice as fast. At step ``t`` a reversed
+direction processes input step ``T-1-t``. The loops keep a leading direction
+axis (of length 1) on every buffer.
 
 For speed the input is copied once per direction to time-major order
 ``(T, N, F)`` (reversed in time for a reversed direction), so that every step
 reads and writes contiguous ``(N, ...)`` slices. All steps' input projections
 are one GEMM per direction before the loop, which then costs one recurrent
-GEMM per step plus a few in-place elementwise operations. Backward runs the
-loop the other way with one GEMM per step for the recurrent gradient,
-collecting every step's gate pre-activation gradients in one ``(D, T, N, G*u)``
+product per step (:class:`~minidl.functions.step_product.StepProduct`, one
+``matmul`` call) plus a few in-place elementwise operations. Backward runs the
+loop the other way with one product per step for the recurrent gradient,
+collecting every step's gate pre-activation gradients in one ``(1, T, N, G*u)``
 buffer, from which the kernel, recurrent kernel and input gradients are one
-GEMM each per direction. Hidden states live in a ``(D, T+1, N, u)`` buffer
-whose slot 0 holds the initial state.
+GEMM each. Hidden states live in a ``(1, T+1, N, u)`` buffer whose slot 0
+holds the initial state.
 
 Two options change the loop, and only when given. A step mask ``(N, T)``
 (a constructor argument of the Function, as it is not differentiated) marks
@@ -71,21 +74,24 @@ class _Recurrence(Function):
         _backprop(grad_hidden, grad_finals)
             -> (grad_gates, grad_recurrent_kernels, grad_recurrent_biases, grad_states)
 
-    Every array there has a leading direction axis ``D``. ``gates`` is the
-    time-major ``(D, T, N, G*u)`` input projection, scaled and with the input
-    bias added; ``_run`` may overwrite it (with activations).
-    ``recurrent_kernels`` is ``(D, u, G*u)``, unscaled; ``biases`` the stacked
-    biases or None; ``states`` one ``(D, N, u)`` array per state. ``hidden``
-    is the ``(D, T+1, N, u)`` buffer of states and ``finals`` a tuple of
-    further final states ``(D, N, u)``. ``grad_hidden`` is a ``(D, T, N, u)``
-    buffer that ``_backprop`` may overwrite. ``grad_gates`` holds the
-    gradients of the unscaled pre-activations of the input projection,
+    Both run once per direction, on that direction's copy of the Function
+    (:meth:`_direction`), which keeps what ``_run`` saves for ``_backprop``.
+    Every array there has a leading direction axis ``D`` of length 1.
+    ``gates`` is the time-major ``(D, T, N, G*u)`` input projection, scaled
+    and with the input bias added; ``_run`` may overwrite it (with
+    activations). ``recurrent_kernels`` is ``(D, u, G*u)``, unscaled;
+    ``biases`` the bias ``(D, G*u)`` (``(D, 2, G*u)`` with a recurrent row) or
+    None; ``states`` one ``(D, N, u)`` array per state. ``hidden`` is the
+    ``(D, T+1, N, u)`` buffer of states and ``finals`` a tuple of further
+    final states ``(D, N, u)``. ``grad_hidden`` is a ``(D, T, N, u)`` buffer
+    that ``_backprop`` may overwrite. ``grad_gates`` holds the gradients of
+    the unscaled pre-activations of the input projection,
     ``grad_recurrent_biases`` is None unless the bias has a separate
     recurrent row.
 
-    During ``forward``, ``self.invalid`` is None or a ``(D, T, N, 1)`` boolean
-    array, True where a step of a sample is masked (in each direction's reading
-    order), and ``self.dropout`` None or the ``(D, N, u)`` recurrent dropout masks.
+    There, ``self.invalid`` is None or a ``(D, T, N, 1)`` boolean array, True
+    where a step of a sample is masked (in the direction's reading order), and
+    ``self.dropout`` None or the ``(D, N, u)`` recurrent dropout mask.
     """
 
     block_scales = (1,)
@@ -111,45 +117,32 @@ class _Recurrence(Function):
         xp, count, width = self.xp, len(self.directions), self.width
         dtype = xp.result_type(x, *arrays)
         arrays = [a.astype(dtype, copy=False) for a in arrays]
-        kernels = arrays[0:count * width:width]
-        recurrent_kernels = xp.stack(arrays[1:count * width:width])
-        biases = xp.stack(arrays[2:count * width:width]) if self.has_bias else None
         batch, steps, features = x.shape
-        units = recurrent_kernels.shape[1]
-        if self.has_state:
-            initial = arrays[count * width:]  # (h, c, ...) of each direction in turn
-            states = [xp.stack(initial[s::self.state_count]) for s in range(self.state_count)]
-        else:
-            states = [xp.zeros((count, batch, units), dtype) for _ in range(self.state_count)]
-
+        units = arrays[1].shape[0]
         self.scale = xp.repeat(xp.asarray(self.block_scales, dtype), units)
-        self.invalid = self.dropout = None
-        if self.mask is not None:
-            invalid = xp.asarray(self.mask) == 0
-            self.invalid = xp.stack([self._time_major(invalid, reverse)
-                                     for reverse in self.directions])[..., None]
-        if self.recurrent_dropout is not None:
-            self.dropout = xp.stack([xp.asarray(m, dtype=dtype) for m in self.recurrent_dropout])
-        biases = [None] * count if biases is None else biases[:, None]
         self.shape = (steps, batch, features)
-        self.kernels = kernels if self.needs_input_grad[0] else None
-        self.parts = [self._direction(d) for d in range(count)]
-        results = threads.map_tasks(
-            lambda d: self.parts[d]._forward_one(x, kernels[d], recurrent_kernels[d:d + 1],
-                                                 biases[d], [s[d:d + 1] for s in states]),
-            range(count), xp)
-        hidden = [h for h, _ in results]
+        self.kernels = arrays[0:count * width:width] if self.needs_input_grad[0] else None
+        self.parts = [self._direction(d, dtype) for d in range(count)]
+        initial = arrays[count * width:]  # (h, c, ...) of each direction in turn, or none
+        count_states = self.state_count
+
+        def run(d):
+            weights = arrays[d * width:(d + 1) * width]
+            states = initial[d * count_states:(d + 1) * count_states] or \
+                [xp.zeros((batch, units), dtype)] * count_states
+            return self.parts[d]._forward_one(x, weights, [state[None] for state in states])
+        results = threads.map_tasks(run, range(count), xp)
         last = [(h[0, -1],) + tuple(final[0] for final in finals) for h, finals in results]
-        return (self._outputs(hidden),) + sum(last, ())
+        return (self._outputs([h for h, _ in results]),) + sum(last, ())
 
     def backward(self, grad_outputs, *grad_finals):
-        count = len(self.directions)
+        count, count_states = len(self.directions), self.state_count
         steps, batch, _ = self.shape
         per_direction = grad_outputs.reshape(batch, steps, count, -1)
         results = threads.map_tasks(
             lambda d: self.parts[d]._backward_one(
-                d, per_direction[:, :, d], [g[None] for g in grad_finals[d * self.state_count:
-                                                                         (d + 1) * self.state_count]]),
+                d, per_direction[:, :, d],
+                grad_finals[d * count_states:(d + 1) * count_states]),
             range(count), self.xp)
         grad_x = None
         if self.needs_input_grad[0]:
@@ -159,40 +152,45 @@ class _Recurrence(Function):
             grads += sum((state_grads for _, _, state_grads in results), [])
         return (grad_x,) + tuple(grads)
 
-    def _direction(self, d):
+    def _direction(self, d, dtype):
         """This Function for direction ``d`` alone, to run as a task of its own.
 
-        Directions are independent until their outputs are joined, so each
-        runs its own time loop (on its own thread when there are several):
-        a shallow copy whose mask and dropout hold direction ``d`` only and on
-        which ``_run`` and ``_backprop`` keep what they save. Every array then
-        has a leading direction axis of 1.
+        A shallow copy, whose mask and dropout are direction ``d``'s and on
+        which ``_run`` and ``_backprop`` keep what they save.
         """
+        xp = self.xp
         part = copy.copy(self)
         part.reverse = self.directions[d]
-        part.invalid = None if self.invalid is None else self.invalid[d:d + 1]
-        part.dropout = None if self.dropout is None else self.dropout[d:d + 1]
+        part.invalid = part.dropout = None
+        if self.mask is not None:
+            invalid = self._time_major(xp.asarray(self.mask) == 0, part.reverse)
+            part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
+        if self.recurrent_dropout is not None:
+            part.dropout = xp.asarray(self.recurrent_dropout[d], dtype=dtype)[None]
         return part
 
-    def _forward_one(self, x, kernel, recurrent_kernels, bias, states):
+    def _forward_one(self, x, weights, states):
         """One direction's input projection and time loop: ``(hidden, finals)``."""
         xp = self.xp
+        kernel, recurrent_kernel = weights[:2]
+        bias = weights[2] if self.has_bias else None
         steps, batch, features = self.shape
         sequence = xp.ascontiguousarray(self._time_major(x, self.reverse), dtype=kernel.dtype)
         gates = xp.empty((1, steps, batch, len(self.scale)), kernel.dtype)
         projection = steps_as_rows(gates[0])
         threads.matmul(steps_as_rows(sequence), kernel * self.scale, out=projection, xp=xp)
         if bias is not None:
-            projection += (bias[0] if bias.ndim == 2 else bias[0, 0]) * self.scale
+            projection += (bias if bias.ndim == 1 else bias[0]) * self.scale
         self.sequence = sequence if self._needs_grad(0) else None
-        return self._run(gates, recurrent_kernels, bias, states)
+        return self._run(gates, recurrent_kernel[None], None if bias is None else bias[None],
+                         states)
 
     def _backward_one(self, d, grad_outputs, grad_finals):
         """One direction's backward: ``(grad_x part, weight gradients, state gradients)``."""
         xp = self.xp
         steps, batch, features = self.shape
         grad_hidden = xp.array(self._time_major(grad_outputs, self.reverse), order='C')[None]
-        grad_finals = [g.astype(grad_hidden.dtype) for g in grad_finals]  # copies: written to
+        grad_finals = [g[None].astype(grad_hidden.dtype) for g in grad_finals]  # written to
         grad_gates, grad_recurrent, grad_recurrent_bias, grad_states = self._backprop(
             grad_hidden, grad_finals)
         flat = steps_as_rows(grad_gates[0])

@@ -97,16 +97,19 @@ def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
         assert _blas_threads() == before
 
 
-def test_large_products_are_split_into_column_blocks_fixed_by_shape(two_threads):
+def test_large_products_are_cut_along_their_longer_axis_in_blocks_fixed_by_shape(two_threads):
+    assert threads.product_blocks(64, 300, 500) == (
+        1, [slice(0, 128), slice(128, 256), slice(256, 384), slice(384, 500)])
+    assert threads.product_blocks(1600, 512, 29) == (
+        0, [slice(0, 400), slice(400, 800), slice(800, 1200), slice(1200, 1600)])
+    assert threads.product_blocks(64, 64, 500) == (1, [slice(0, 500)])  # too small to cut
+    assert threads.product_blocks(40, 1 << 20, 32) == (0, [slice(0, 40)])  # too short to cut
     rng = np.random.default_rng(0)
-    a, b = rng.standard_normal((64, 300)), rng.standard_normal((300, 500))
-    blocks = threads.column_blocks(64, 300, 500)
-    assert blocks == [slice(0, 128), slice(128, 256), slice(256, 384), slice(384, 500)]
-    assert threads.column_blocks(8, 8, 500) == [slice(0, 500)]  # too small to split
-    assert threads.column_blocks(4096, 4096, 32) == [slice(0, 32)]  # too narrow
-    out = np.full((64, 500), np.nan)
-    assert threads.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
-    np.testing.assert_allclose(out, a @ b, rtol=1e-12)
+    for shape in [(64, 300, 500), (600, 300, 64)]:
+        a, b = rng.standard_normal(shape[:2]), rng.standard_normal(shape[1:])
+        out = np.full((shape[0], shape[2]), np.nan)
+        assert threads.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12)
 
 
 def test_row_blocks_cover_the_rows_in_order():
@@ -125,7 +128,8 @@ from minidl import layers, models, optimizers
 from minidl.compute import threads
 from minidl.functions.conv import Conv2D
 
-threads.BLOCK_BYTES = 16 << 10    # many blocks and chunks at this small size
+threads.BLOCK_BYTES = 16 << 10    # many blocks, chunks and cut products at these small sizes
+threads.SPLIT_PRODUCT = 1 << 16
 Conv2D.CHUNK_BYTES = 64 << 10
 used = set()
 run_group = threads._run_group
@@ -142,12 +146,17 @@ model = models.Sequential([
     layers.Conv2D(8, 3, padding='same', input_shape=(16, 16, 3)),
     layers.BatchNormalization(), layers.Activation('relu'),
     layers.Conv2D(16, 3, strides=2), layers.BatchNormalization(), layers.ReLU(),
-    layers.Flatten(), layers.Dense(10)])
-model.compile(optimizers.SGD(0.05, momentum=0.9), 'sparse_categorical_crossentropy')
-model.fit(x, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+    layers.Flatten(), layers.Dense(64, activation='relu'), layers.Dense(10)])
+sequences = rng.standard_normal((64, 6, 5)).astype('float32')
+recurrent = models.Sequential([  # two directions side by side, step products in chunks
+    layers.Bidirectional(layers.LSTM(128, return_sequences=True), input_shape=(6, 5)),
+    layers.Bidirectional(layers.GRU(8)), layers.Dense(10)])
 digest = hashlib.sha256()
-for weight in model.get_weights() + [model.predict(x)]:
-    digest.update(np.ascontiguousarray(weight).tobytes())
+for model, inputs in [(model, x), (recurrent, sequences)]:
+    model.compile(optimizers.SGD(0.05, momentum=0.9), 'sparse_categorical_crossentropy')
+    model.fit(inputs, y, batch_size=32, epochs=2, verbose=0, shuffle=False)
+    for weight in model.get_weights() + [model.predict(inputs)]:
+        digest.update(np.ascontiguousarray(weight).tobytes())
 print(digest.hexdigest(), len(used))
 '''
 
