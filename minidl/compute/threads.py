@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from minidl import config
+from minidl.compute import products
 
 _state = threading.local()  # .in_task: this thread is running a task
 
@@ -122,13 +123,13 @@ def matmul(a, b, out=None, xp=np):
     """
     axis, blocks = product_blocks(a.shape[0], a.shape[1], b.shape[1])
     if len(blocks) == 1 or xp is not np:
-        return xp.matmul(a, b, out=out)
+        return products.matmul(a, b, out=out, xp=xp)
     if out is None:
         out = xp.empty((a.shape[0], b.shape[1]), xp.result_type(a, b))
     if axis == 0:
-        block = lambda rows: xp.matmul(a[rows], b, out=out[rows])
+        block = lambda rows: products.matmul(a[rows], b, out=out[rows], xp=xp)
     else:
-        block = lambda columns: xp.matmul(a, b[:, columns], out=out[:, columns])
+        block = lambda columns: products.matmul(a, b[:, columns], out=out[:, columns], xp=xp)
     map_tasks(block, blocks, xp)
     return out
 

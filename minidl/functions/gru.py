@@ -14,10 +14,10 @@ loop and layouts are described in ``rnn.py``.
 
 import numpy as np
 
+from minidl.compute.products import StepProduct
 from minidl.functions.rnn import _Recurrence, by_step
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
-from minidl.functions.step_product import StepProduct
 
 
 class _GRU(_Recurrence):

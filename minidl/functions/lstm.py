@@ -13,10 +13,10 @@ The time loop, layouts and the one-``exp`` gate evaluation are described in
 
 import numpy as np
 
+from minidl.compute.products import StepProduct
 from minidl.functions.rnn import _Recurrence, by_step
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
-from minidl.functions.step_product import StepProduct
 
 
 class LSTM(_Recurrence):

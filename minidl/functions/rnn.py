@@ -19,7 +19,7 @@ For speed the input is copied once per direction to time-major order
 ``(T, N, F)`` (reversed in time for a reversed direction), so that every step
 reads and writes contiguous ``(N, ...)`` slices. All steps' input projections
 are one GEMM per direction before the loop, which then costs one recurrent
-product per step (:class:`~minidl.functions.step_product.StepProduct`, one
+product per step (:class:`~minidl.compute.products.StepProduct`, one
 ``matmul`` call) plus a few in-place elementwise operations. Backward runs the
 loop the other way with one product per step for the recurrent gradient,
 collecting every step's gate pre-activation gradients in one ``(1, T, N, G*u)``
@@ -49,10 +49,10 @@ into the same pass with a factor of -2.
 import copy
 import itertools
 
+from minidl.compute import threads
+from minidl.compute.products import StepProduct
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
-from minidl.functions.step_product import StepProduct
-from minidl.compute import threads
 from minidl.tensor import Function
 
 

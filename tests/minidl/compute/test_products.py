@@ -1,16 +1,39 @@
-"""The recurrent step product in column chunks: the chunk rule, the product, and the
-recurrent layers at sizes where they use chunks, against whole products and PyTorch."""
+"""Products cut for the small-matrix path: the rules, row-sliced products, the recurrent
+step product in column chunks, and the recurrent layers at sizes where they use chunks,
+against whole products and PyTorch."""
 
 import numpy as np
 import pytest
 
 from minidl import Tensor
-from minidl.functions import step_product
+from minidl.compute import products
 from minidl.functions.gru import bidirectional_gru
 from minidl.functions.lstm import bidirectional_lstm
 from minidl.functions.rnn import bidirectional_simple_rnn
-from minidl.functions.step_product import StepProduct, chunk_width
+from minidl.compute.products import StepProduct, chunk_width, slice_rows
 from tests.minidl.functions.test_rnn import assert_close, sequence_problem
+
+
+def test_slice_rows_keeps_each_slice_within_the_small_matrix_size():
+    assert slice_rows(144, 16) == 128  # 3x3 convolution of 16 channels: 128 * 2304 <= 2**19
+    assert slice_rows(576, 64) == 8
+    assert slice_rows(27, 16) == 1024
+    assert slice_rows(1152, 128) is None  # fewer than MIN_SLICE rows: whole
+
+
+@pytest.mark.parametrize('rows', [1000, 1024, 100])
+def test_row_sliced_product_equals_the_whole_product(rows):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((rows, 144)).astype(np.float32)
+    b = rng.standard_normal((144, 16)).astype(np.float32)
+    out = np.full((rows, 16), np.nan, np.float32)
+    assert products.matmul(a, b, out=out) is out  # 1000: seven slices of 128 and 104 rows
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(products.matmul(a, b), out, rtol=0, atol=0)
+    strided = np.full((rows, 32), np.nan, np.float32)[:, ::2]  # not cut: would be copied
+    np.testing.assert_allclose(products.matmul(a, b, out=strided), out, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(products.matmul(np.asfortranarray(a), b), out,
+                               rtol=1e-6, atol=1e-5)
 
 
 def test_chunk_width_keeps_each_chunk_within_the_small_matrix_size():
@@ -70,7 +93,7 @@ def test_layers_with_chunked_products_equal_the_whole_products(name, monkeypatch
     monkeypatch.setattr(StepProduct, '__init__', recording)
     chunked = _run(function, arrays)
     assert widths and all(widths)  # every step product of forward and backward was chunked
-    monkeypatch.setattr(step_product, 'SMALL_PRODUCT', 1 << 40)
+    monkeypatch.setattr(products, 'SMALL_PRODUCT', 1 << 40)
     widths.clear()
     whole = _run(function, arrays)
     assert widths and not any(widths)
