@@ -26,9 +26,11 @@ Attributes:
         ``data_format=None``: 'channels_last' (NHWC) or 'channels_first'
         (NCHW); Keras's ``K.image_data_format()``.
     num_threads: How many threads CPU kernels split their work over
-        (``minidl.compute.threads``, which says when more than one pays):
-        None for the environment variable ``MINIDL_NUM_THREADS``, or 1 when
-        it is not set. Results are bitwise the same for every value.
+        (``minidl.compute.threads``): None for the environment variable
+        ``MINIDL_NUM_THREADS``, or when it is not set the CPUs this process
+        may use, up to four (more are left to BLAS's own threads). While it
+        is above 1, BLAS runs one thread per call in this process. Results
+        are bitwise the same for every value.
 """
 
 import sys

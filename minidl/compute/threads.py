@@ -1,29 +1,30 @@
-"""Worker threads for the CPU work that BLAS does not spread over the cores.
+"""Worker threads: minidl spreads its CPU work over the cores itself.
 
 numpy releases the GIL inside copies, ufunc loops and BLAS calls on large
 arrays, so plain Python threads can run numpy passes on several cores at
 once. A Function that wants the cores splits its work into *tasks* fixed by
-the data alone (for example, chunks of a set number of images), never by the
+the data alone (chunks of a set number of images, blocks of rows, a
+recurrent layer's directions, the blocks of a large product), never by the
 number of threads, and combines their results in task order. Results are
 therefore bitwise the same with any number of threads, one included.
 
-While tasks run, the BLAS library is held to one thread per call and the
-tasks' own products run side by side instead. This matters on small
-machines: OpenBLAS's idle threads spin for about 0.1 s after each product
-before they sleep, and that spinning takes the core a worker needs. Measured
-on 2 cores (a (64, 32, 32, 16) image batch, 3x3 convolution to 16
-channels): forward 4.5–6.4 ms with OpenBLAS's two threads per product,
-3.4–3.9 ms with two workers each running whole chunks on one thread.
-
-When they pay: on 2 cores (AMD EPYC, OpenBLAS 0.3.31), two threads made
-ResNet-20 training (W3 of ``benchmarks``) about 1.2-1.3x faster when minidl
-ran alone, but AlexNet (W4) and LeNet (W2) 1.1-1.25x slower. A large product left to BLAS's
-own threads (AlexNet's dense layers) wakes its helper threads, whose spinning
-then takes the workers' cores; and small layers gain less than a hand-off to
-a thread costs (about 50-100 us). So one thread is the default.
+While the pool has several threads, BLAS has one, for the whole process,
+and products that should use every core are cut into blocks run as tasks
+(:func:`matmul`). OpenBLAS's idle threads spin for about 0.1 s after each
+product they shared before they sleep, taking the core a worker needs, so
+BLAS threads and a pool do not mix: with BLAS held only while tasks ran, the
+pool made AlexNet 1.1x and LeNet 1.25x slower (W4, W2 of ``benchmarks``);
+held for the process, with their dense products cut, it makes them about
+1.05x and 1.3x faster, ResNet-20 (W3) about 1.3x and the bidirectional
+LSTM (W5) 1.35x. It costs an MLP's mid-sized products (W1) about 0.1 ms
+each: a hand-off to a thread takes about 60 us here (2-core AMD EPYC,
+OpenBLAS 0.3.31). A user's own numpy products in the same process also run
+on one thread while the pool is on.
 
 The number of threads is ``minidl.config.num_threads``, or when that is None
-(the default) the environment variable ``MINIDL_NUM_THREADS``, else 1.
+(the default) the environment variable ``MINIDL_NUM_THREADS``, else
+:func:`default_threads`: the CPUs this process may use, up to four.
+Setting 1 gives BLAS its threads back at minidl's next operation.
 """
 
 import functools
