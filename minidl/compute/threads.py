@@ -158,7 +158,10 @@ def run_tasks(tasks, xp=np):
     if xp is not np or getattr(_state, 'in_task', False):
         return [task() for task in tasks]
     pool_threads = num_threads()
-    _blas.hold() if pool_threads > 1 else _blas.release()
+    if pool_threads > 1:
+        _blas.hold()
+    else:
+        _blas.release()
     threads = min(pool_threads, len(tasks))
     if threads <= 1:
         return [task() for task in tasks]
@@ -199,6 +202,16 @@ def _pool(workers):
                 _executor.shutdown(wait=False)
             _executor, _workers = ThreadPoolExecutor(workers, thread_name_prefix='minidl'), workers
         return _executor
+
+
+def _forget_pool():
+    """In a forked child: the parent's worker threads do not exist there."""
+    global _executor, _workers, _pool_lock
+    _executor, _workers, _pool_lock = None, 0, threading.Lock()
+
+
+if hasattr(os, 'register_at_fork'):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 class _BlasThreads:

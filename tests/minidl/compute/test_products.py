@@ -1,17 +1,17 @@
 """Products cut for the small-matrix path: the rules, row-sliced products, the recurrent
 step product in column chunks, and the recurrent layers at sizes where they use chunks,
-against whole products and PyTorch."""
+against whole products (``test_lstm.py`` compares such a layer with PyTorch)."""
 
 import numpy as np
 import pytest
 
 from minidl import Tensor
 from minidl.compute import products
+from minidl.compute.products import StepProduct, chunk_width, slice_rows
 from minidl.functions.gru import bidirectional_gru
 from minidl.functions.lstm import bidirectional_lstm
 from minidl.functions.rnn import bidirectional_simple_rnn
-from minidl.compute.products import StepProduct, chunk_width, slice_rows
-from tests.minidl.functions.test_rnn import assert_close, sequence_problem
+from tests.minidl.functions.test_rnn import sequence_problem
 
 
 def test_slice_rows_keeps_each_slice_within_the_small_matrix_size():
@@ -99,33 +99,3 @@ def test_layers_with_chunked_products_equal_the_whole_products(name, monkeypatch
     assert widths and not any(widths)
     for label, a, b in zip(['outputs', 'x', 'kernel', 'recurrent', 'bias'] * 2, chunked, whole):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=label)
-
-
-def test_bidirectional_lstm_with_chunked_products_matches_torch():
-    torch = pytest.importorskip('torch')
-    x, kernel, recurrent, bias, _, normal = sequence_problem(4, batch=16, steps=4, features=8,
-                                                             units=128)
-    recurrent *= 0.2
-    backward = [normal(8, 512, scale=0.5), normal(128, 512, scale=0.1), normal(512, scale=0.5)]
-    grad = normal(16, 4, 256)
-    leaves = [Tensor(a, requires_grad=True) for a in [x, kernel, recurrent, bias] + backward]
-    outputs = bidirectional_lstm(leaves[0], leaves[1:4], leaves[4:])[0]
-    (outputs * Tensor(grad)).sum().backward()
-
-    module = torch.nn.LSTM(8, 128, batch_first=True, bidirectional=True)
-    with torch.no_grad():
-        for suffix, (k, r, b) in [('l0', (kernel, recurrent, bias)), ('l0_reverse', backward)]:
-            getattr(module, 'weight_ih_' + suffix).copy_(torch.tensor(k.T))
-            getattr(module, 'weight_hh_' + suffix).copy_(torch.tensor(r.T))
-            getattr(module, 'bias_ih_' + suffix).copy_(torch.tensor(b))
-            getattr(module, 'bias_hh_' + suffix).zero_()
-    x_torch = torch.tensor(x, requires_grad=True)
-    expected = module(x_torch)[0]
-    (expected * torch.tensor(grad)).sum().backward()
-    assert_close(outputs.numpy(), expected.detach().numpy(), 'outputs')
-    want = [x_torch.grad.numpy()]
-    for suffix in ['l0', 'l0_reverse']:
-        want += [getattr(module, name + suffix).grad.numpy().T
-                 for name in ('weight_ih_', 'weight_hh_', 'bias_ih_')]
-    for name, leaf, b in zip(['x'] + ['kernel', 'recurrent_kernel', 'bias'] * 2, leaves, want):
-        assert_close(leaf.grad.numpy(), b, 'grad ' + name)

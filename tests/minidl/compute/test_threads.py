@@ -1,9 +1,12 @@
 """Worker threads: tasks run on several threads, in fixed blocks, with bitwise the same results."""
 
+import os
 import pathlib
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -110,6 +113,23 @@ def test_large_products_are_cut_along_their_longer_axis_in_blocks_fixed_by_shape
         out = np.full((shape[0], shape[2]), np.nan)
         assert threads.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
         np.testing.assert_allclose(out, a @ b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
+def test_a_forked_child_gets_a_pool_of_its_own(two_threads):
+    threads.run_tasks([lambda: None] * 2)  # the parent's worker thread exists
+    child = os.fork()
+    if child == 0:  # the child: the parent's workers are gone, so a new pool must start
+        os._exit(0 if threads.run_tasks([lambda: 1] * 4) == [1] * 4 else 1)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(child, signal.SIGKILL)
+    pytest.fail('the forked child hung on the parent\'s pool')
 
 
 def test_row_blocks_cover_the_rows_in_order():

@@ -109,16 +109,24 @@ def test_bidirectional_equals_two_directions_bitwise(with_state):
         np.testing.assert_array_equal(fused, separate)
 
 
-def test_bidirectional_matches_torch():
+@pytest.mark.parametrize('batch, features, units', [
+    (3, 4, 5),
+    (16, 8, 128),  # every step product in column chunks (minidl.compute.products)
+])
+def test_bidirectional_matches_torch(batch, features, units):
     torch = pytest.importorskip('torch')
-    x, kernel, recurrent, bias, h0, normal = sequence_problem(4)
-    backward = [normal(4, 20, scale=0.5), normal(5, 20, scale=0.5), normal(20, scale=0.5)]
-    grad = normal(3, 5, 10)
+    x, kernel, recurrent, bias, h0, normal = sequence_problem(
+        4, batch=batch, features=features, units=units)
+    scale = min(0.5, 2 / units ** 0.5)  # keeps the gates off saturation at any width
+    recurrent *= scale / 0.5
+    backward = [normal(features, 4 * units, scale=0.5), normal(units, 4 * units, scale=scale),
+                normal(4 * units, scale=0.5)]
+    grad = normal(batch, 5, 2 * units)
     leaves = [Tensor(a, requires_grad=True) for a in [x, kernel, recurrent, bias] + backward]
     outputs = bidirectional_lstm(leaves[0], leaves[1:4], leaves[4:])[0]
     (outputs * Tensor(grad)).sum().backward()
 
-    module = torch.nn.LSTM(4, 5, batch_first=True, bidirectional=True)
+    module = torch.nn.LSTM(features, units, batch_first=True, bidirectional=True)
     with torch.no_grad():
         for suffix, (k, r, b) in [('l0', (kernel, recurrent, bias)), ('l0_reverse', backward)]:
             getattr(module, 'weight_ih_' + suffix).copy_(torch.tensor(k.T))
