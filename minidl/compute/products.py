@@ -10,7 +10,9 @@ it takes for products of at most about 10^6 multiply-adds. So such products
 are cut into pieces of at most ``SMALL_PRODUCT`` multiply-adds, and each is
 still one ``matmul`` call, batched over the pieces:
 
-- :func:`matmul` cuts the rows of ``a`` into slices (the convolutions);
+- :func:`small_matmul` cuts the rows of ``a`` into slices (the convolutions;
+  and each block of :func:`matmul`, which cuts a large product over the
+  worker threads);
 - :class:`StepProduct` cuts a fixed kernel into column chunks once, before a
   time loop (the recurrent layers, whose few rows cannot be cut).
 
@@ -25,6 +27,8 @@ number of threads. CuPy arrays are multiplied whole.
 """
 
 import numpy as np
+
+from minidl.compute import threads
 
 # OpenBLAS takes its small-matrix path up to about 10^6 multiply-adds; a
 # piece stays at half that, where it measured fastest.
@@ -41,7 +45,7 @@ def slice_rows(depth, width):
     return None if rows < MIN_SLICE else 1 << (rows.bit_length() - 1)
 
 
-def matmul(a, b, out=None, xp=np):
+def small_matmul(a, b, out=None, xp=np):
     """``a @ b`` of 2-D arrays, ``a``'s rows in slices of :func:`slice_rows` rows.
 
     Only C-contiguous operands are cut (a strided one would be copied); others
@@ -69,6 +73,45 @@ def matmul(a, b, out=None, xp=np):
     xp.matmul(a[:whole].reshape(-1, size, depth), b, out=target)
     if whole < rows:
         xp.matmul(a[whole:], b, out=out[whole:])
+    return out
+
+
+SPLIT_PRODUCT = 1 << 23  # multiply-adds (about 0.2 ms on one core); smaller products stay whole
+PRODUCT_BLOCKS = 4
+
+
+def product_blocks(rows, depth, width):
+    """How a ``(rows, depth) @ (depth, width)`` product is cut: ``(axis, slices)``.
+
+    Once it has ``SPLIT_PRODUCT`` multiply-adds, the longer of its output's
+    axes (0: rows, 1: columns) is cut into ``PRODUCT_BLOCKS`` blocks of a
+    multiple of 16; a smaller product is one block. The blocks depend on the
+    shape alone, so the bits do not depend on the number of threads.
+    """
+    axis, length = (0, rows) if rows >= width else (1, width)
+    if rows * depth * width < SPLIT_PRODUCT or length < 16 * PRODUCT_BLOCKS:
+        return axis, [slice(0, length)]
+    step = -(-length // (16 * PRODUCT_BLOCKS)) * 16
+    return axis, [slice(start, min(start + step, length)) for start in range(0, length, step)]
+
+
+def matmul(a, b, out=None, xp=np):
+    """``a @ b`` of 2-D arrays, cut into blocks (:func:`product_blocks`) run as tasks
+    of :mod:`~minidl.compute.threads`, each block in small slices (:func:`small_matmul`).
+
+    While the pool has several threads BLAS has one, so a product that
+    should use every core goes through here.
+    """
+    axis, blocks = product_blocks(a.shape[0], a.shape[1], b.shape[1])
+    if len(blocks) == 1 or xp is not np:
+        return small_matmul(a, b, out=out, xp=xp)
+    if out is None:
+        out = xp.empty((a.shape[0], b.shape[1]), xp.result_type(a, b))
+    if axis == 0:
+        block = lambda rows: small_matmul(a[rows], b, out=out[rows], xp=xp)
+    else:
+        block = lambda columns: small_matmul(a, b[:, columns], out=out[:, columns], xp=xp)
+    threads.map_tasks(block, blocks, xp)
     return out
 
 

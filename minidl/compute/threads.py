@@ -10,7 +10,7 @@ therefore bitwise the same with any number of threads, one included.
 
 While the pool has several threads, BLAS has one, for the whole process,
 and products that should use every core are cut into blocks run as tasks
-(:func:`matmul`). OpenBLAS's idle threads spin for about 0.1 s after each
+(:func:`minidl.compute.products.matmul`). OpenBLAS's idle threads spin for about 0.1 s after each
 product they shared before they sleep, taking the core a worker needs, so
 BLAS threads and a pool do not mix: with BLAS held only while tasks ran, the
 pool made AlexNet 1.1x and LeNet 1.25x slower (W4, W2 of ``benchmarks``);
@@ -35,7 +35,6 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from minidl import config
-from minidl.compute import products
 
 _state = threading.local()  # .in_task: this thread is running a task
 
@@ -59,12 +58,17 @@ def default_threads():
     """The CPUs this process may use (its share when several ranks share the host),
     or 1 where that is more than ``MAX_DEFAULT_THREADS``: the work is cut into about
     four parts, and beyond that BLAS's own threads use a large machine better."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    share = max(1, cpus // max(1, ranks_on_host))
+    share = max(1, _usable_cpus() // max(1, ranks_on_host))
     return share if share <= MAX_DEFAULT_THREADS else 1
+
+
+@functools.lru_cache(maxsize=None)
+def _usable_cpus():
+    """Read once: every task split asks for the thread count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 BLOCK_BYTES = 1 << 20
@@ -95,44 +99,6 @@ def sum_in_order(parts):
     for part in parts[1:]:
         total = total + part
     return total
-
-
-SPLIT_PRODUCT = 1 << 23  # multiply-adds (about 0.2 ms on one core); smaller products stay whole
-PRODUCT_BLOCKS = 4
-
-
-def product_blocks(rows, depth, width):
-    """How a ``(rows, depth) @ (depth, width)`` product is cut: ``(axis, slices)``.
-
-    Once it has ``SPLIT_PRODUCT`` multiply-adds, the longer of its output's
-    axes (0: rows, 1: columns) is cut into ``PRODUCT_BLOCKS`` blocks of a
-    multiple of 16; a smaller product is one block. The blocks depend on the
-    shape alone, so the bits do not depend on the number of threads.
-    """
-    axis, length = (0, rows) if rows >= width else (1, width)
-    if rows * depth * width < SPLIT_PRODUCT or length < 16 * PRODUCT_BLOCKS:
-        return axis, [slice(0, length)]
-    step = -(-length // (16 * PRODUCT_BLOCKS)) * 16
-    return axis, [slice(start, min(start + step, length)) for start in range(0, length, step)]
-
-
-def matmul(a, b, out=None, xp=np):
-    """``a @ b`` of 2-D arrays, cut into blocks (:func:`product_blocks`) run as tasks.
-
-    While the pool has several threads BLAS has one, so a product that
-    should use every core goes through here.
-    """
-    axis, blocks = product_blocks(a.shape[0], a.shape[1], b.shape[1])
-    if len(blocks) == 1 or xp is not np:
-        return products.matmul(a, b, out=out, xp=xp)
-    if out is None:
-        out = xp.empty((a.shape[0], b.shape[1]), xp.result_type(a, b))
-    if axis == 0:
-        block = lambda rows: products.matmul(a[rows], b, out=out[rows], xp=xp)
-    else:
-        block = lambda columns: products.matmul(a, b[:, columns], out=out[:, columns], xp=xp)
-    map_tasks(block, blocks, xp)
-    return out
 
 
 def run_tasks(tasks, xp=np):

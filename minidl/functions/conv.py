@@ -121,7 +121,7 @@ class Conv2D(Function):
             columns = im2col(xp, x[start:start + chunk], out_size, self.kernel.shape[:-2],
                              strides, self.dilations)
             y_chunk = y[start * rows:(start + chunk) * rows]
-            products.matmul(columns, kernel_matrix, out=y_chunk, xp=xp)
+            products.small_matmul(columns, kernel_matrix, out=y_chunk, xp=xp)
             if bias is not None:
                 y_rows = y_chunk.reshape(-1, row_bias.size)
                 y_rows += row_bias
@@ -203,7 +203,7 @@ class Conv2D(Function):
             grad_chunk = grad_rows[start * rows:(start + self.chunk) * rows]
             grad_x_chunk = grad_x[start:start + self.chunk]
             for offset, source, target in pairs:
-                block = products.matmul(grad_chunk, self.kernel[offset].T, xp=xp).reshape(
+                block = products.small_matmul(grad_chunk, self.kernel[offset].T, xp=xp).reshape(
                     grad_x_chunk.shape[0], *self.out_size, -1)
                 grad_x_chunk[(slice(None), *source)] += block[(slice(None), *target)]
 

@@ -8,7 +8,7 @@ The arithmetic, and so every bit of the result, is that of ``matmul``,
 ``add`` and ``relu`` applied one after the other.
 """
 
-from minidl.compute import threads
+from minidl.compute import products
 from minidl.tensor import Function
 
 _ACTIVATIONS = (None, 'relu')
@@ -27,7 +27,7 @@ class Dense(Function):
         if bias is not None and bias.shape != kernel.shape[1:]:
             raise ValueError(f'dense: bias of shape {bias.shape} given for a kernel of shape '
                              f'{kernel.shape}; it needs shape {kernel.shape[1:]}')
-        y = threads.matmul(x, kernel, xp=self.xp)
+        y = products.matmul(x, kernel, xp=self.xp)
         if bias is not None:
             y += bias
         if self.relu:
@@ -40,8 +40,8 @@ class Dense(Function):
         if self.relu:
             grad = grad * (self.y > 0)
         needs_x, needs_kernel = self.needs_input_grad[:2]
-        grad_x = threads.matmul(grad, self.kernel.T, xp=self.xp) if needs_x else None
-        grad_kernel = threads.matmul(self.x.T, grad, xp=self.xp) if needs_kernel else None
+        grad_x = products.matmul(grad, self.kernel.T, xp=self.xp) if needs_x else None
+        grad_kernel = products.matmul(self.x.T, grad, xp=self.xp) if needs_kernel else None
         if len(self.needs_input_grad) == 2:
             return grad_x, grad_kernel
         grad_bias = grad.sum(axis=0) if self.needs_input_grad[2] else None

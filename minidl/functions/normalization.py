@@ -95,14 +95,7 @@ class BatchNorm(Function):
         self.variance = sum_in_order(map_tasks(center, blocks, xp)) / channels.count
         self.inv_std = 1 / xp.sqrt(self.variance + self.epsilon)
         self.gamma = gamma
-        scale, shift = channels.expand(gamma * self.inv_std), channels.expand(beta)
-        y = xp.empty(x_view.shape, xp.result_type(centered, scale, shift))
-
-        def normalize(rows):
-            xp.multiply(centered[rows], scale, out=y[rows])
-            y[rows] += shift
-
-        map_tasks(normalize, blocks, xp)
+        y = _affine(xp, centered, channels.expand(gamma * self.inv_std), channels.expand(beta))
         return y.reshape(x.shape)
 
     def backward(self, grad):
@@ -152,15 +145,8 @@ class BatchNormInference(Function):
         self.gamma, self.mean = gamma, mean
         self.inv_std = 1 / self.xp.sqrt(variance + self.epsilon)
         self.scale = gamma * self.inv_std
-        xp, x_view = self.xp, self.x_view
-        scale, shift = channels.expand(self.scale), channels.expand(beta - mean * self.scale)
-        y = xp.empty(x_view.shape, xp.result_type(x_view, scale, shift))
-
-        def affine(rows):
-            xp.multiply(x_view[rows], scale, out=y[rows])
-            y[rows] += shift
-
-        map_tasks(affine, row_blocks(x_view), xp)
+        y = _affine(self.xp, self.x_view, channels.expand(self.scale),
+                    channels.expand(beta - mean * self.scale))
         return y.reshape(x.shape)
 
     def backward(self, grad):
@@ -326,6 +312,19 @@ def _params(x, gamma, beta, shape, name):
     gamma = xp.ones(shape, data.dtype) if gamma is None else gamma
     beta = xp.zeros(shape, data.dtype) if beta is None else beta
     return gamma, beta
+
+
+def _affine(xp, x, scale, shift):
+    """``x * scale + shift`` (per-channel factors broadcast on ``x``), over blocks of rows
+    on the worker threads."""
+    y = xp.empty(x.shape, xp.result_type(x, scale, shift))
+
+    def block(rows):
+        xp.multiply(x[rows], scale, out=y[rows])
+        y[rows] += shift
+
+    map_tasks(block, row_blocks(x), xp)
+    return y
 
 
 def _update_running(running, batch_statistic, momentum):

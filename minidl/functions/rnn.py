@@ -49,7 +49,7 @@ into the same pass with a factor of -2.
 import copy
 import itertools
 
-from minidl.compute import threads
+from minidl.compute import products, threads
 from minidl.compute.products import StepProduct
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
@@ -178,7 +178,7 @@ class _Recurrence(Function):
         sequence = xp.ascontiguousarray(self._time_major(x, self.reverse), dtype=kernel.dtype)
         gates = xp.empty((1, steps, batch, len(self.scale)), kernel.dtype)
         projection = steps_as_rows(gates[0])
-        threads.matmul(steps_as_rows(sequence), kernel * self.scale, out=projection, xp=xp)
+        products.matmul(steps_as_rows(sequence), kernel * self.scale, out=projection, xp=xp)
         if bias is not None:
             projection += (bias if bias.ndim == 1 else bias[0]) * self.scale
         self.sequence = sequence if self._needs_grad(0) else None
@@ -198,9 +198,9 @@ class _Recurrence(Function):
         grad_x = None
         if self.needs_input_grad[0]:
             grad_x = self._batch_major(
-                threads.matmul(flat, self.kernels[d].T, xp=xp).reshape(steps, batch, features),
+                products.matmul(flat, self.kernels[d].T, xp=xp).reshape(steps, batch, features),
                 self.reverse)
-        grads = [threads.matmul(steps_as_rows(self.sequence).T, flat, xp=xp) if needs[0] else None,
+        grads = [products.matmul(steps_as_rows(self.sequence).T, flat, xp=xp) if needs[0] else None,
                  grad_recurrent[0] if needs[1] else None]
         if self.has_bias:
             grad_bias = flat.sum(axis=0) if needs[2] else None
@@ -246,7 +246,7 @@ class _Recurrence(Function):
 
     def _weight_gradient(self, inputs, grad_gates):
         """Per direction ``sum_t inputs_t^T grad_t``: ``(D, T, N, a), (D, T, N, b) -> (D, a, b)``."""
-        return self.xp.stack([threads.matmul(steps_as_rows(i).T, steps_as_rows(g), xp=self.xp)
+        return self.xp.stack([products.matmul(steps_as_rows(i).T, steps_as_rows(g), xp=self.xp)
                               for i, g in zip(inputs, grad_gates)])
 
     def _recurrent_inputs(self, hidden):

@@ -50,7 +50,7 @@ class Strategy:
     is_chief = True
 
     def attach(self, model):
-        """Called by ``model.compile`` with this strategy's optimizer.
+        """Called by ``model.compile`` once the optimizer and losses are set.
 
         Raises:
             ValueError: If another strategy placed the model's layers: its

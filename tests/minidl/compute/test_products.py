@@ -27,13 +27,28 @@ def test_row_sliced_product_equals_the_whole_product(rows):
     a = rng.standard_normal((rows, 144)).astype(np.float32)
     b = rng.standard_normal((144, 16)).astype(np.float32)
     out = np.full((rows, 16), np.nan, np.float32)
-    assert products.matmul(a, b, out=out) is out  # 1000: seven slices of 128 and 104 rows
+    assert products.small_matmul(a, b, out=out) is out  # 1000: seven slices of 128 and 104 rows
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
-    np.testing.assert_allclose(products.matmul(a, b), out, rtol=0, atol=0)
+    np.testing.assert_allclose(products.small_matmul(a, b), out, rtol=0, atol=0)
     strided = np.full((rows, 32), np.nan, np.float32)[:, ::2]  # not cut: would be copied
-    np.testing.assert_allclose(products.matmul(a, b, out=strided), out, rtol=1e-6, atol=1e-5)
-    np.testing.assert_allclose(products.matmul(np.asfortranarray(a), b), out,
+    np.testing.assert_allclose(products.small_matmul(a, b, out=strided), out, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(products.small_matmul(np.asfortranarray(a), b), out,
                                rtol=1e-6, atol=1e-5)
+
+
+def test_large_products_are_cut_along_their_longer_axis_in_blocks_fixed_by_shape(two_threads):
+    assert products.product_blocks(64, 300, 500) == (
+        1, [slice(0, 128), slice(128, 256), slice(256, 384), slice(384, 500)])
+    assert products.product_blocks(1600, 512, 29) == (
+        0, [slice(0, 400), slice(400, 800), slice(800, 1200), slice(1200, 1600)])
+    assert products.product_blocks(64, 64, 500) == (1, [slice(0, 500)])  # too small to cut
+    assert products.product_blocks(40, 1 << 20, 32) == (0, [slice(0, 40)])  # too short to cut
+    rng = np.random.default_rng(0)
+    for shape in [(64, 300, 500), (600, 300, 64)]:
+        a, b = rng.standard_normal(shape[:2]), rng.standard_normal(shape[1:])
+        out = np.full((shape[0], shape[2]), np.nan)
+        assert products.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
+        np.testing.assert_allclose(out, a @ b, rtol=1e-10, atol=1e-12)
 
 
 def test_chunk_width_keeps_each_chunk_within_the_small_matrix_size():

@@ -18,13 +18,6 @@ from minidl.compute import threads
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture
-def two_threads(monkeypatch):
-    monkeypatch.setattr(minidl.config, 'num_threads', 2)
-    yield
-    threads._blas.release()  # the pool's hold on BLAS would outlast the test
-
-
 def _blas_threads():
     return [library['num_threads'] for library in threadpool_info()
             if library['user_api'] == 'blas']
@@ -100,21 +93,6 @@ def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
         assert _blas_threads() == before
 
 
-def test_large_products_are_cut_along_their_longer_axis_in_blocks_fixed_by_shape(two_threads):
-    assert threads.product_blocks(64, 300, 500) == (
-        1, [slice(0, 128), slice(128, 256), slice(256, 384), slice(384, 500)])
-    assert threads.product_blocks(1600, 512, 29) == (
-        0, [slice(0, 400), slice(400, 800), slice(800, 1200), slice(1200, 1600)])
-    assert threads.product_blocks(64, 64, 500) == (1, [slice(0, 500)])  # too small to cut
-    assert threads.product_blocks(40, 1 << 20, 32) == (0, [slice(0, 40)])  # too short to cut
-    rng = np.random.default_rng(0)
-    for shape in [(64, 300, 500), (600, 300, 64)]:
-        a, b = rng.standard_normal(shape[:2]), rng.standard_normal(shape[1:])
-        out = np.full((shape[0], shape[2]), np.nan)
-        assert threads.matmul(a, b.T.copy().T, out=out) is out  # a strided operand too
-        np.testing.assert_allclose(out, a @ b, rtol=1e-10, atol=1e-12)
-
-
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
 def test_a_forked_child_gets_a_pool_of_its_own(two_threads):
     threads.run_tasks([lambda: None] * 2)  # the parent's worker thread exists
@@ -145,11 +123,11 @@ import hashlib, sys, threading
 import numpy as np
 import minidl
 from minidl import layers, models, optimizers
-from minidl.compute import threads
+from minidl.compute import products, threads
 from minidl.functions.conv import Conv2D
 
 threads.BLOCK_BYTES = 16 << 10    # many blocks, chunks and cut products at these small sizes
-threads.SPLIT_PRODUCT = 1 << 16
+products.SPLIT_PRODUCT = 1 << 16
 Conv2D.CHUNK_BYTES = 64 << 10
 used = set()
 run_group = threads._run_group
