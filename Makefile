@@ -8,7 +8,7 @@ PYTHON := $(VENV)/bin/python
 $(VENV)/.installed: pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
-	$(PYTHON) -m pip install --quiet -e '.[test,dist,data,plot]'
+	$(PYTHON) -m pip install --quiet -e '.[test,dist,data,plot,onednn]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -13,9 +13,11 @@ Attributes:
         newly initialised weights ('float32').
     deterministic: Use only algorithms whose results are bitwise repeatable
         (True). Every CPU kernel is; the flag selects algorithms on the GPU.
-    use_cudnn: 'auto' (use cuDNN when it loads), 'always' (fail if it does
-        not) or 'never' (plain CuPy kernels). Has no effect on the CPU, but a
-        value other than these three is an error there too.
+    use_onednn: 'auto' (run oneDNN's kernels on numpy arrays when it loads),
+        'always' (fail if it does not) or 'never' (minidl's reference numpy
+        code). oneDNN comes with the ``onednn`` extra (``minidl.compute.vendor``).
+    use_cudnn: 'auto' (use cuDNN on CuPy arrays when it loads), 'always'
+        (fail if it does not) or 'never' (plain CuPy kernels).
     allow_tf32: Let float32 convolutions and RNNs on the GPU use TF32 tensor
         cores (faster, about 10 bits of mantissa in products). Off, so that
         float32 means float32 on every device.
@@ -27,10 +29,12 @@ Attributes:
         (NCHW); Keras's ``K.image_data_format()``.
     num_threads: How many threads CPU kernels split their work over
         (``minidl.compute.threads``): None for the environment variable
-        ``MINIDL_NUM_THREADS``, or when it is not set the CPUs this process
-        may use, up to four (more are left to BLAS's own threads). While it
-        is above 1, BLAS runs one thread per call in this process. Results
-        are bitwise the same for every value.
+        ``MINIDL_NUM_THREADS``, or when it is not set the process's share of
+        the CPUs (``threads.cpu_share()``: the CPUs it may use divided among
+        the job's processes on this host), up to four (more are left to
+        BLAS's own threads). While it is above 1, BLAS runs one thread per
+        call in this process; at 1, at most the share. Results are bitwise
+        the same for every value.
 """
 
 import sys
@@ -39,6 +43,7 @@ import types
 
 default_dtype = 'float32'
 deterministic = True
+use_onednn = 'auto'
 use_cudnn = 'auto'
 allow_tf32 = False
 image_data_format = 'channels_last'

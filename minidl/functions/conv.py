@@ -18,6 +18,11 @@ output gradient, padded by ``extent - 1 - pad`` on each side, with the
 kernel flipped in space and its in/out axes swapped: one im2col + GEMM with
 ``K = kh*kw*out``, as in forward. (A strided convolution's transposed form
 would multiply the zeros between strided outputs, so it keeps col2im.)
+
+That is the reference code. A 2-D convolution runs the vendor library's
+kernel instead where one serves it (:mod:`minidl.compute.vendor`: oneDNN for
+float32 numpy arrays, cuDNN for CuPy arrays); each call shows which branch
+it took in its ``vendor_kernel`` (None: the reference code ran).
 """
 
 import itertools
@@ -25,7 +30,7 @@ import math
 
 import numpy as np
 
-from minidl.compute import products
+from minidl.compute import products, vendor
 from minidl.compute.threads import map_tasks, sum_in_order
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
@@ -68,7 +73,23 @@ class Conv2D(Function):
         self.strides, self.pads, self.dilations = strides, pads, dilations
         self.channels_first = channels_first
 
+    vendor_kernel = None
+
     def forward(self, x, kernel, *bias):
+        if kernel.ndim == 4:  # Conv3D reuses this class; the vendors serve 2-D here
+            self.vendor_kernel = vendor.kernel(
+                self.xp, 'conv2d', self.xp.result_type(x, kernel), strides=self.strides,
+                pads=self.pads, dilations=self.dilations, channels_first=self.channels_first)
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.forward(x, kernel, *bias)
+        return self._forward_reference(x, kernel, *bias)
+
+    def backward(self, grad):
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.backward(grad, self.needs_input_grad)
+        return self._backward_reference(grad)
+
+    def _forward_reference(self, x, kernel, *bias):
         xp = self.xp
         rank = kernel.ndim - 2
         if any(any(pads) for pads in self.pads):
@@ -130,7 +151,7 @@ class Conv2D(Function):
         columns = map_tasks(convolve, range(0, n, chunk), xp)[-1]
         return y, columns, chunk
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp = self.xp
         rank = self.kernel.ndim - 2
         if self.channels_first:

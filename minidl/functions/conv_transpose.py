@@ -73,7 +73,7 @@ class ConvTranspose2D(Conv2D):
         # The convolution being transposed, run forward on the output gradient:
         # its output is the input gradient; it keeps what its kernel gradient needs.
         grad = xp.ascontiguousarray(grad)  # may arrive broadcast (zero strides)
-        grad_x = Conv2D.forward(self, grad, kernel)
+        grad_x = Conv2D._forward_reference(self, grad, kernel)
         grad_kernel = grad_bias = None
         if self.needs_input_grad[1]:
             grad_kernel = self._kernel_grad(input_rows).reshape(kernel.shape)

@@ -1,0 +1,12 @@
+"""minidl's ctypes binding to oneDNN 3 on the CPU, the counterpart of ``cuda.cudnn``.
+
+``library`` finds and loads ``libdnnl.so.3`` (the ``onednn-cpu-gomp`` wheel of
+minidl's ``onednn`` extra), ``api`` declares the functions and turns failed
+statuses into :class:`~minidl.compute.onednn.api.OnednnError`, ``constants``
+holds the enums, ``memory`` the memory descriptors and reorders, and
+``primitive`` builds, caches and runs primitives on numpy arrays. One module
+per operation (``convolution``, ``pooling``, ``batch_norm``) holds a kernel
+class with the forward and backward of the matching Function of
+``minidl.functions``; ``kernels`` hands them out through
+``minidl.compute.vendor``, with the same names as ``cuda.cudnn.kernels``.
+"""

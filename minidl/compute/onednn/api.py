@@ -1,0 +1,105 @@
+"""ctypes prototypes of the oneDNN functions minidl calls, with status checking.
+
+Functions that return a ``dnnl_status_t`` raise :class:`OnednnError` naming
+the function and the status when it is not ``dnnl_success``. Handles
+(engines, streams, memory descriptors, primitive descriptors, primitives,
+memories, attributes) are ``c_void_p``; ``dnnl_dims_t`` is an array of 12
+``int64``; enums and flags are ``c_int`` / ``c_uint``.
+"""
+
+import ctypes
+import types
+
+from minidl.compute.onednn import constants
+from minidl.compute.onednn import library as onednn_library
+
+MAX_DIMS = 12  # DNNL_MAX_NDIMS
+Dims = ctypes.c_int64 * MAX_DIMS
+
+P, I, U, S, F = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t, ctypes.c_float
+PP = ctypes.POINTER(P)
+
+
+class ExecArg(ctypes.Structure):
+    """``dnnl_exec_arg_t``: an argument index and the memory bound to it."""
+
+    _fields_ = [('arg', ctypes.c_int), ('memory', ctypes.c_void_p)]
+
+
+PROTOTYPES = {
+    'engine_create': [PP, I, S], 'stream_create': [PP, P, U], 'stream_wait': [P],
+    'primitive_attr_create': [PP], 'primitive_attr_destroy': [P],
+    'primitive_attr_set_scratchpad_mode': [P, I],
+    'memory_desc_create_with_strides': [PP, I, Dims, I, Dims],
+    'memory_desc_create_with_tag': [PP, I, Dims, I, I],
+    'memory_desc_destroy': [P],
+    'memory_create': [PP, P, P, P], 'memory_destroy': [P],
+    'primitive_desc_query': [P, I, I, P], 'primitive_desc_destroy': [P],
+    'primitive_create': [PP, P], 'primitive_destroy': [P],
+    'primitive_execute': [P, P, I, ctypes.POINTER(ExecArg)],
+    'reorder_primitive_desc_create': [PP, P, P, P, P, P],
+    'convolution_forward_primitive_desc_create': [PP, P, I, I, P, P, P, P, Dims, Dims, Dims,
+                                                  Dims, P],
+    'convolution_backward_data_primitive_desc_create': [PP, P, I, P, P, P, Dims, Dims, Dims,
+                                                        Dims, P, P],
+    'convolution_backward_weights_primitive_desc_create': [PP, P, I, P, P, P, P, Dims, Dims,
+                                                           Dims, Dims, P, P],
+    'pooling_forward_primitive_desc_create': [PP, P, I, I, P, P, Dims, Dims, Dims, Dims, Dims,
+                                              P],
+    'pooling_backward_primitive_desc_create': [PP, P, I, P, P, Dims, Dims, Dims, Dims, Dims,
+                                               P, P],
+    'batch_normalization_forward_primitive_desc_create': [PP, P, I, P, P, F, U, P],
+    'batch_normalization_backward_primitive_desc_create': [PP, P, I, P, P, P, F, U, P, P],
+}
+
+
+class OnednnError(RuntimeError):
+    """A oneDNN call failed; the message names the function and the status."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+def _bind(library):
+    def check(status, function, arguments):
+        if status != 0:
+            reason = constants.STATUS_NAMES.get(status, 'unknown status')
+            raise OnednnError(f'{function.__name__} failed: {reason} (status {status})', status)
+        return status
+
+    bound = {}
+    for name, argtypes in PROTOTYPES.items():
+        function = getattr(library, f'dnnl_{name}')
+        function.argtypes, function.restype, function.errcheck = argtypes, I, check
+        bound[name] = function
+    library.dnnl_primitive_desc_query_md.argtypes = [P, I, I]
+    library.dnnl_primitive_desc_query_md.restype = P
+    library.dnnl_memory_desc_get_size.argtypes = [P]
+    library.dnnl_memory_desc_get_size.restype = S
+    library.dnnl_memory_desc_equal.argtypes = [P, P]
+    library.dnnl_memory_desc_equal.restype = I
+    bound.update(primitive_desc_query_md=library.dnnl_primitive_desc_query_md,
+                 memory_desc_get_size=library.dnnl_memory_desc_get_size,
+                 memory_desc_equal=library.dnnl_memory_desc_equal)
+    return types.SimpleNamespace(**bound)
+
+
+_functions = None
+
+
+def functions():
+    """The bound functions, by name without the ``dnnl_`` prefix (``functions().stream_wait``).
+
+    Raises:
+        OnednnUnavailable: oneDNN cannot be loaded.
+    """
+    global _functions
+    if _functions is None:
+        _functions = _bind(onednn_library.library())
+    return _functions
+
+
+def dims(values):
+    """A ``dnnl_dims_t`` holding ``values`` (the rest zero)."""
+    return Dims(*values)

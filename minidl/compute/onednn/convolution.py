@@ -1,0 +1,209 @@
+"""2-D convolution through oneDNN: forward, backward data and backward weights.
+
+Arguments and results use minidl's layouts, as ``functions.conv.Conv2D``
+does: ``x`` NHWC (or NCHW when ``channels_first``) and a Keras kernel
+``(kh, kw, in, out)``. oneDNN reads the data where it lies (described by
+strides, :mod:`~minidl.compute.onednn.memory`) and chooses the weights'
+layout itself: with plain data and weights of its choice it takes its
+fastest kernels (``brgconv`` / ``jit``; plain weights would select its
+reference code, thousands of times slower). The Keras kernel is reordered
+into that layout once per call and the weight gradient back out of it.
+oneDNN pads each side by its own amount, so TensorFlow's 'same' padding
+needs no copy.
+
+The batch is cut into :data:`CHUNKS` chunks fixed by its size alone, run as
+tasks of minidl's pool; the weight and bias gradients are the chunks' parts
+summed in chunk order, each computed by a one-thread call. The bits of every
+result therefore depend on the shapes and the CPU's instruction set, never
+on how many threads, ranks or pool workers there are.
+"""
+
+import numpy as np
+
+from minidl.compute.onednn import api, constants, memory
+from minidl.compute.onednn.primitive import Primitive, cached, engine, reorder
+from minidl.compute.threads import map_tasks, sum_in_order
+
+CHUNKS = 4  # the batch is cut into this many chunks (fewer for a smaller batch)
+
+
+class ConvolutionPlan:
+    """The primitives of one convolution configuration for a chunk of ``n`` images.
+
+    Made lazily, direction by direction; ``primitives`` maps each direction
+    made so far to its :class:`~minidl.compute.onednn.primitive.Primitive`
+    (tests read their ``implementation``).
+    """
+
+    def __init__(self, x_shape, kernel_shape, y_shape, strides, pads, dilations,
+                 channels_first, bias):
+        data_axes = (0, 1, 2, 3) if channels_first else (0, 3, 1, 2)
+        self.x = memory.of_shape(x_shape, data_axes)
+        self.y = memory.of_shape(y_shape, data_axes)
+        self.keras_kernel = memory.of_shape(kernel_shape, (3, 2, 0, 1))
+        kh, kw, channels, out = kernel_shape
+        self.weights = memory.any_format((out, channels, kh, kw))
+        self.bias = memory.strided((out,), (1,)) if bias else None
+        # oneDNN counts dilation from 0 (no gap), Keras from 1.
+        self.geometry = (api.dims(strides), api.dims([d - 1 for d in dilations]),
+                         api.dims([before for before, _ in pads]),
+                         api.dims([after for _, after in pads]))
+        self.primitives, self.reorders = {}, {}
+
+    def primitive(self, direction):
+        """The 'forward', 'backward_data' or 'backward_weights' primitive, made on first use."""
+        if direction not in self.primitives:
+            functions = api.functions()
+            bias = self.bias.handle if self.bias is not None else None
+            if direction == 'forward':
+                make = lambda pd, attr: functions.convolution_forward_primitive_desc_create(
+                    pd, engine(), constants.FORWARD_TRAINING, constants.CONVOLUTION_DIRECT,
+                    self.x.handle, self.weights.handle, bias, self.y.handle,
+                    *self.geometry, attr)
+            elif direction == 'backward_data':
+                make = lambda pd, attr: functions.convolution_backward_data_primitive_desc_create(
+                    pd, engine(), constants.CONVOLUTION_DIRECT, self.x.handle, self.weights.handle,
+                    self.y.handle, *self.geometry, self.primitive('forward').descriptor, attr)
+            else:
+                make = lambda pd, attr: (
+                    functions.convolution_backward_weights_primitive_desc_create(
+                        pd, engine(), constants.CONVOLUTION_DIRECT, self.x.handle,
+                        self.weights.handle, bias, self.y.handle, *self.geometry,
+                        self.primitive('forward').descriptor, attr))
+            self.primitives[direction] = Primitive(make)
+        return self.primitives[direction]
+
+    def weights_in(self, direction, kernel):
+        """The Keras ``kernel`` laid out as ``direction``'s primitive wants it."""
+        arg = constants.DIFF_WEIGHTS if direction == 'backward_weights' else constants.WEIGHTS
+        target = self.primitive(direction).md(arg)
+        if memory.equal(target, self.keras_kernel.handle):
+            return kernel
+        if direction not in self.reorders:
+            self.reorders[direction] = reorder(self.keras_kernel.handle, target)
+        weights = memory.buffer(memory.size(target)).view(np.float32)
+        self.reorders[direction].execute({constants.SRC: kernel, constants.DST: weights})
+        return weights
+
+    def weights_out(self, weights, kernel_shape):
+        """The Keras kernel of ``weights`` laid out as the weight gradient's primitive wrote it."""
+        source = self.primitive('backward_weights').md(constants.DIFF_WEIGHTS)
+        if memory.equal(source, self.keras_kernel.handle):
+            return weights.reshape(kernel_shape)
+        if 'keras' not in self.reorders:
+            self.reorders['keras'] = reorder(source, self.keras_kernel.handle)
+        kernel = np.empty(kernel_shape, np.float32)
+        self.reorders['keras'].execute({constants.SRC: weights, constants.DST: kernel})
+        return kernel
+
+
+class Conv2DKernel:
+    """oneDNN convolution with the signature of ``Conv2D``'s forward and backward.
+
+    Args:
+        strides, pads, dilations, channels_first: As ``Conv2D`` holds them
+            (``pads`` is ((top, bottom), (left, right))).
+    """
+
+    def __init__(self, strides, pads, dilations, channels_first):
+        self.strides, self.pads, self.dilations = tuple(strides), tuple(pads), tuple(dilations)
+        self.channels_first = channels_first
+
+    def forward(self, x, kernel, bias=None):
+        """The convolution of ``x`` with the Keras ``kernel``, plus ``bias``."""
+        self.x = np.ascontiguousarray(x, dtype=np.float32)
+        self.kernel = np.ascontiguousarray(kernel, dtype=np.float32)
+        self.has_bias = bias is not None
+        n = self.x.shape[0]
+        kh, kw, _, out = self.kernel.shape
+        sizes = self.x.shape[2:] if self.channels_first else self.x.shape[1:3]
+        self.out_size = tuple(
+            (size + sum(pads) - dilation * (k - 1) - 1) // stride + 1
+            for size, pads, dilation, k, stride in zip(
+                sizes, self.pads, self.dilations, (kh, kw), self.strides))
+        y = np.empty(self._y_shape(n), np.float32)
+        self.chunks = _chunks(n)
+        weights = {size: self._plan(size).weights_in('forward', self.kernel)
+                   for size in {stop - start for start, stop in self.chunks}}
+        bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)
+
+        def convolve(bounds):
+            start, stop = bounds
+            arrays = {constants.SRC: self.x[start:stop], constants.WEIGHTS: weights[stop - start],
+                      constants.DST: y[start:stop]}
+            if bias is not None:
+                arrays[constants.BIAS] = bias
+            self._plan(stop - start).primitive('forward').execute(arrays)
+
+        map_tasks(convolve, self.chunks)
+        return y
+
+    def backward(self, grad, needs_input_grad):
+        """Gradients ``(x, kernel[, bias])`` for the output gradient ``grad``; None where
+        ``needs_input_grad`` is false."""
+        grad = np.ascontiguousarray(grad, dtype=np.float32)
+        grad_x = grad_kernel = grad_bias = None
+        wants_bias = len(needs_input_grad) == 3 and needs_input_grad[2]
+        if needs_input_grad[0]:
+            grad_x = self._input_grad(grad)
+        if needs_input_grad[1]:
+            grad_kernel, chunk_bias = self._weight_grads(grad)
+            grad_bias = chunk_bias if wants_bias else None
+        elif wants_bias:
+            grad_bias = grad.sum(axis=(0, 2, 3) if self.channels_first else (0, 1, 2))
+        return (grad_x, grad_kernel, grad_bias)[:len(needs_input_grad)]
+
+    def _input_grad(self, grad):
+        grad_x = np.empty_like(self.x)
+        weights = {size: self._plan(size).weights_in('backward_data', self.kernel)
+                   for size in {stop - start for start, stop in self.chunks}}
+
+        def backward_data(bounds):
+            start, stop = bounds
+            self._plan(stop - start).primitive('backward_data').execute({
+                constants.DIFF_DST: grad[start:stop], constants.WEIGHTS: weights[stop - start],
+                constants.DIFF_SRC: grad_x[start:stop]})
+
+        map_tasks(backward_data, self.chunks)
+        return grad_x
+
+    def _weight_grads(self, grad):
+        """The kernel gradient and the bias's (or None), summed over the chunks in order."""
+        out = self.kernel.shape[-1]
+
+        def backward_weights(bounds):
+            start, stop = bounds
+            plan = self._plan(stop - start)
+            primitive = plan.primitive('backward_weights')
+            weights = memory.buffer(primitive.bytes(constants.DIFF_WEIGHTS)).view(np.float32)
+            arrays = {constants.SRC: self.x[start:stop], constants.DIFF_DST: grad[start:stop],
+                      constants.DIFF_WEIGHTS: weights}
+            bias = np.empty(out, np.float32) if self.has_bias else None
+            if bias is not None:
+                arrays[constants.DIFF_BIAS] = bias
+            # One thread: a thread count would change the order of the sum over the batch.
+            primitive.execute(arrays, omp_threads=1)
+            return plan.weights_out(weights, self.kernel.shape), bias
+
+        parts = map_tasks(backward_weights, self.chunks)
+        grad_kernel = sum_in_order([kernel for kernel, _ in parts])
+        grad_bias = sum_in_order([bias for _, bias in parts]) if self.has_bias else None
+        return grad_kernel, grad_bias
+
+    def _y_shape(self, n):
+        out = self.kernel.shape[-1]
+        return (n, out) + self.out_size if self.channels_first else (n,) + self.out_size + (out,)
+
+    def _plan(self, n):
+        x_shape = (n,) + self.x.shape[1:]
+        key = ('conv2d', x_shape, self.kernel.shape, self.strides, self.pads, self.dilations,
+               self.channels_first, self.has_bias)
+        return cached(key, lambda: ConvolutionPlan(
+            x_shape, self.kernel.shape, self._y_shape(n), self.strides, self.pads,
+            self.dilations, self.channels_first, self.has_bias))
+
+
+def _chunks(n):
+    """``(start, stop)`` of the batch's chunks: fixed by ``n`` alone."""
+    size = -(-n // CHUNKS)
+    return [(start, min(start + size, n)) for start in range(0, n, size)]

@@ -1,0 +1,32 @@
+"""oneDNN's kernels, under the factory names every vendor library shares (see
+:mod:`minidl.compute.vendor`). Each takes the dtype and the Function's
+parameters and returns a kernel, or None where oneDNN does not serve the
+configuration: minidl binds it for float32 only, so other dtypes keep the
+reference code.
+"""
+
+import numpy as np
+
+from minidl.compute.onednn.convolution import Conv2DKernel
+
+
+def conv2d(dtype, strides, pads, dilations, channels_first):
+    """A convolution kernel for ``functions.conv.Conv2D`` (float32)."""
+    if dtype != np.float32:
+        return None
+    return Conv2DKernel(strides, pads, dilations, channels_first)
+
+
+def pool2d(dtype, kind, window, strides, pads, channels_first):
+    """Not bound yet: pooling keeps the reference code on the CPU."""
+    return None
+
+
+def batch_norm(dtype, kind, axis, epsilon):
+    """Not bound yet: batch normalization keeps the reference code on the CPU."""
+    return None
+
+
+def rnn(dtype, cell, **params):
+    """Not bound yet: LSTM and GRU keep the reference code on the CPU."""
+    return None

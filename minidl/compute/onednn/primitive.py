@@ -1,0 +1,153 @@
+"""Primitives: made once per configuration and shape, run on numpy arrays.
+
+A :class:`Primitive` wraps a primitive descriptor and the primitive made
+from it. It is made with a *user* scratchpad, so that its temporary memory
+is a numpy buffer of the calling thread and the same primitive can run in
+several of minidl's worker threads at once. :func:`cached` keeps primitives
+under a key of everything that went into making them.
+
+Threads: oneDNN's GOMP build runs each call on an OpenMP team of the calling
+thread's ``omp_set_num_threads``. minidl runs oneDNN inside the tasks of its
+own pool (:mod:`minidl.compute.threads`), so each call is given
+:func:`call_threads` threads: the process's share of the cores divided among
+the pool's threads, so that oneDNN, OpenBLAS and the pool never ask for more
+threads than the cores this process may use.
+"""
+
+import ctypes
+import threading
+
+from minidl.compute import threads
+from minidl.compute.onednn import api, constants, memory
+from minidl.compute.onednn import library as onednn_library
+
+_local = threading.local()  # .stream, .omp_threads: per calling thread
+_engine = None
+_cache, _cache_lock = {}, threading.Lock()
+
+
+def engine():
+    """The process's CPU engine."""
+    global _engine
+    if _engine is None:
+        handle = ctypes.c_void_p()
+        api.functions().engine_create(ctypes.byref(handle), constants.ENGINE_CPU, 0)
+        _engine = handle
+    return _engine
+
+
+def call_threads():
+    """OpenMP threads for one oneDNN call: this process's share of the cores, split
+    among the threads of minidl's pool (so 1 while the pool is on)."""
+    return max(1, threads.cpu_share() // threads.num_threads())
+
+
+def _stream(omp_threads):
+    """The calling thread's stream, with its OpenMP thread count set to ``omp_threads``."""
+    if getattr(_local, 'omp_threads', None) != omp_threads:
+        onednn_library.openmp().omp_set_num_threads(omp_threads)
+        _local.omp_threads = omp_threads
+    stream = getattr(_local, 'stream', None)
+    if stream is None:
+        stream = _local.stream = ctypes.c_void_p()
+        api.functions().stream_create(ctypes.byref(stream), engine(),
+                                      constants.STREAM_DEFAULT_FLAGS)
+    return stream
+
+
+class Primitive:
+    """One primitive and what running it needs.
+
+    Args:
+        create_descriptor: ``create_descriptor(pd_pointer, attr)`` calls a
+            ``dnnl_*_primitive_desc_create`` with the attributes ``attr``.
+        keep: Objects the primitive descriptor was made from (descriptors,
+            hint primitives), kept alive as long as it is.
+
+    Attributes:
+        implementation: oneDNN's name for the implementation it chose, e.g.
+            ``'brgconv:avx512_core'``; tests read it.
+    """
+
+    def __init__(self, create_descriptor, keep=()):
+        functions = api.functions()
+        attr = ctypes.c_void_p()
+        functions.primitive_attr_create(ctypes.byref(attr))
+        try:
+            functions.primitive_attr_set_scratchpad_mode(attr, constants.SCRATCHPAD_USER)
+            self.descriptor = ctypes.c_void_p()
+            create_descriptor(ctypes.byref(self.descriptor), attr)
+        finally:
+            functions.primitive_attr_destroy(attr)
+        self.keep = keep
+        self.handle = ctypes.c_void_p()
+        functions.primitive_create(ctypes.byref(self.handle), self.descriptor)
+        info = ctypes.c_char_p()
+        functions.primitive_desc_query(self.descriptor, constants.QUERY_IMPL_INFO_STR, 0,
+                                       ctypes.byref(info))
+        self.implementation = info.value.decode()
+        self.scratchpad_bytes = memory.size(self.md(constants.SCRATCHPAD))
+
+    def md(self, arg):
+        """The memory descriptor (a handle the primitive owns) of execution argument ``arg``."""
+        return api.functions().primitive_desc_query_md(
+            self.descriptor, constants.QUERY_EXEC_ARG_MD, arg)
+
+    def bytes(self, arg):
+        """Bytes of argument ``arg`` in the layout this primitive wants."""
+        return memory.size(self.md(arg))
+
+    def execute(self, arrays, omp_threads=None):
+        """Run on ``arrays`` (DNNL_ARG_* -> numpy array laid out as ``md(arg)`` says).
+
+        Args:
+            arrays: The arguments; each array is only read through its data
+                pointer, so it must have exactly the layout of ``md(arg)``.
+            omp_threads: OpenMP threads for this call (default
+                :func:`call_threads`).
+        """
+        functions = api.functions()
+        stream = _stream(omp_threads or call_threads())
+        arrays = dict(arrays)
+        if self.scratchpad_bytes:
+            arrays[constants.SCRATCHPAD] = memory.buffer(self.scratchpad_bytes)
+        handles = []
+        try:
+            for arg, array in arrays.items():
+                handle = ctypes.c_void_p()
+                functions.memory_create(ctypes.byref(handle), self.md(arg), engine(),
+                                        ctypes.c_void_p(array.ctypes.data))
+                handles.append((arg, handle))
+            exec_args = (api.ExecArg * len(handles))(
+                *(api.ExecArg(arg, handle) for arg, handle in handles))
+            functions.primitive_execute(self.handle, stream, len(handles), exec_args)
+            functions.stream_wait(stream)
+        finally:
+            for _, handle in handles:
+                functions.memory_destroy(handle)
+
+    def __del__(self):
+        if api is None:  # interpreter exit
+            return
+        functions = api.functions()
+        if getattr(self, 'handle', None):
+            functions.primitive_destroy(self.handle)
+        if getattr(self, 'descriptor', None):
+            functions.primitive_desc_destroy(self.descriptor)
+
+
+def reorder(source, target):
+    """A reorder :class:`Primitive` from descriptor handle ``source`` to ``target``."""
+    return Primitive(lambda pd, attr: api.functions().reorder_primitive_desc_create(
+        pd, source, engine(), target, engine(), attr))
+
+
+def cached(key, make):
+    """The primitive (or group of them) stored under ``key``, made by ``make()`` once."""
+    value = _cache.get(key)
+    if value is None:
+        with _cache_lock:
+            value = _cache.get(key)
+            if value is None:
+                value = _cache[key] = make()
+    return value
