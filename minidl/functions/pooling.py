@@ -9,6 +9,11 @@ kh*kw vectorised operations each way, no scatter-add.
 
 Padding follows Keras/TensorFlow: padded cells never win a max and are not
 counted by an average.
+
+That is the reference code. 2-D pooling runs the vendor library's kernel
+instead where one serves it (:mod:`minidl.compute.vendor`: oneDNN for float32
+numpy arrays, cuDNN for CuPy arrays with the same padding on both sides);
+``vendor_kernel`` shows which branch a call took (None: the reference code).
 """
 
 import itertools
@@ -16,6 +21,7 @@ import math
 
 import numpy as np
 
+from minidl.compute import vendor
 from minidl.functions.windows import as_tuple, offset_slices, output_size, resolve_padding
 from minidl.tensor import Function
 
@@ -27,9 +33,26 @@ class _Pool2D(Function):
     three in the 3-D subclasses.
     """
 
+    KIND = None  # the vendor kernels' name for the pool: 'max' or 'average'
+    vendor_kernel = None
+
     def __init__(self, window, strides, pads, channels_first):
         self.window, self.strides, self.pads = window, strides, pads
         self.channels_first = channels_first
+
+    def forward(self, x):
+        if len(self.window) == 2:  # the 3-D pools reuse these classes; the vendors serve 2-D
+            self.vendor_kernel = vendor.kernel(
+                self.xp, 'pool2d', x.dtype, kind=self.KIND, window=self.window,
+                strides=self.strides, pads=self.pads, channels_first=self.channels_first)
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.forward(x)
+        return self._forward_reference(x)
+
+    def backward(self, grad):
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.backward(grad)
+        return self._backward_reference(grad)
 
     def _spatial(self, shape):
         """The spatial sizes, (height, width), of an input or output shape."""
@@ -65,7 +88,9 @@ class MaxPool2D(_Pool2D):
     """Max over each window. The gradient goes to the first maximum of the
     window in row-major window order (padded cells never win)."""
 
-    def forward(self, x):
+    KIND = 'max'
+
+    def _forward_reference(self, x):
         xp = self.xp
         self.x_shape = x.shape
         self.offsets = self._offsets(x.shape)
@@ -89,7 +114,7 @@ class MaxPool2D(_Pool2D):
                        out=self.argmax[target])
         return y
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp = self.xp
         # Windows that tile the input (stride = pool size, no padding) touch
         # each input cell once: write each offset's share in place (no
@@ -110,7 +135,9 @@ class MaxPool2D(_Pool2D):
 class AvgPool2D(_Pool2D):
     """Mean over each window's cells that lie inside the input (padding excluded)."""
 
-    def forward(self, x):
+    KIND = 'average'
+
+    def _forward_reference(self, x):
         xp = self.xp
         self.x_shape = x.shape
         self.offsets = self._offsets(x.shape)
@@ -131,7 +158,7 @@ class AvgPool2D(_Pool2D):
         count = count[None, None] if self.channels_first else count[None, ..., None]
         return self.xp.asarray(count)
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp = self.xp
         grad = grad / self.count
         grad_x = xp.zeros(self.x_shape, dtype=grad.dtype)

@@ -11,8 +11,9 @@ into that layout once per call and the weight gradient back out of it.
 oneDNN pads each side by its own amount, so TensorFlow's 'same' padding
 needs no copy.
 
-The batch is cut into :data:`CHUNKS` chunks fixed by its size alone, run as
-tasks of minidl's pool; the weight and bias gradients are the chunks' parts
+The batch is cut into chunks fixed by its size alone
+(:func:`~minidl.compute.onednn.primitive.batch_chunks`), run as tasks of
+minidl's pool; the weight and bias gradients are the chunks' parts
 summed in chunk order, each computed by a one-thread call. The bits of every
 result therefore depend on the shapes and the CPU's instruction set, never
 on how many threads, ranks or pool workers there are.
@@ -21,10 +22,8 @@ on how many threads, ranks or pool workers there are.
 import numpy as np
 
 from minidl.compute.onednn import api, constants, memory
-from minidl.compute.onednn.primitive import Primitive, cached, engine, reorder
+from minidl.compute.onednn.primitive import Primitive, batch_chunks, cached, engine, reorder
 from minidl.compute.threads import map_tasks, sum_in_order
-
-CHUNKS = 4  # the batch is cut into this many chunks (fewer for a smaller batch)
 
 
 class ConvolutionPlan:
@@ -122,7 +121,7 @@ class Conv2DKernel:
             for size, pads, dilation, k, stride in zip(
                 sizes, self.pads, self.dilations, (kh, kw), self.strides))
         y = np.empty(self._y_shape(n), np.float32)
-        self.chunks = _chunks(n)
+        self.chunks = batch_chunks(n)
         weights = {size: self._plan(size).weights_in('forward', self.kernel)
                    for size in {stop - start for start, stop in self.chunks}}
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)
@@ -202,8 +201,3 @@ class Conv2DKernel:
             x_shape, self.kernel.shape, self._y_shape(n), self.strides, self.pads,
             self.dilations, self.channels_first, self.has_bias))
 
-
-def _chunks(n):
-    """``(start, stop)`` of the batch's chunks: fixed by ``n`` alone."""
-    size = -(-n // CHUNKS)
-    return [(start, min(start + size, n)) for start in range(0, n, size)]

@@ -8,6 +8,7 @@ reference code.
 import numpy as np
 
 from minidl.compute.onednn.convolution import Conv2DKernel
+from minidl.compute.onednn.pooling import Pool2DKernel
 
 
 def conv2d(dtype, strides, pads, dilations, channels_first):
@@ -18,8 +19,10 @@ def conv2d(dtype, strides, pads, dilations, channels_first):
 
 
 def pool2d(dtype, kind, window, strides, pads, channels_first):
-    """Not bound yet: pooling keeps the reference code on the CPU."""
-    return None
+    """A 'max' or 'average' pooling kernel for ``functions.pooling`` (float32)."""
+    if dtype != np.float32:
+        return None
+    return Pool2DKernel(kind, window, strides, pads, channels_first)
 
 
 def batch_norm(dtype, kind, axis, epsilon):

@@ -21,6 +21,8 @@ from minidl.compute import threads
 from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn import library as onednn_library
 
+CHUNKS = 4  # a batch is cut into this many chunks (fewer for a smaller batch)
+
 _local = threading.local()  # .stream, .omp_threads: per calling thread
 _engine = None
 _cache, _cache_lock = {}, threading.Lock()
@@ -151,3 +153,14 @@ def cached(key, make):
             if value is None:
                 value = _cache[key] = make()
     return value
+
+
+def batch_chunks(n):
+    """``(start, stop)`` of the chunks a batch of ``n`` is cut into: fixed by ``n`` alone.
+
+    Kernels run one chunk per task of minidl's pool, and sum what they sum
+    over the batch chunk by chunk in this order, so that no result depends on
+    the number of threads.
+    """
+    size = -(-n // CHUNKS)
+    return [(start, min(start + size, n)) for start in range(0, n, size)]
