@@ -13,8 +13,14 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# The whole suite runs the vendor kernels (oneDNN, the default); the Functions
+# with a vendor branch run once more on the reference code alone.
+REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/test_pooling.py \
+	tests/minidl/functions/test_conv_transpose.py tests/minidl/test_determinism.py
+
 test: install
 	$(PYTHON) -m pytest
+	MINIDL_USE_ONEDNN=never $(PYTHON) -m pytest $(REFERENCE_TESTS)
 
 # Trains a small CNN on the digits set, saves it and plots its curves (demo_output/).
 demo: install

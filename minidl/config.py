@@ -16,6 +16,7 @@ Attributes:
     use_onednn: 'auto' (run oneDNN's kernels on numpy arrays when it loads),
         'always' (fail if it does not) or 'never' (minidl's reference numpy
         code). oneDNN comes with the ``onednn`` extra (``minidl.compute.vendor``).
+        The environment variable ``MINIDL_USE_ONEDNN`` sets the start value.
     use_cudnn: 'auto' (use cuDNN on CuPy arrays when it loads), 'always'
         (fail if it does not) or 'never' (plain CuPy kernels).
     allow_tf32: Let float32 convolutions and RNNs on the GPU use TF32 tensor
@@ -37,13 +38,14 @@ Attributes:
         the same for every value.
 """
 
+import os
 import sys
 import threading
 import types
 
 default_dtype = 'float32'
 deterministic = True
-use_onednn = 'auto'
+use_onednn = os.environ.get('MINIDL_USE_ONEDNN', 'auto')
 use_cudnn = 'auto'
 allow_tf32 = False
 image_data_format = 'channels_last'
