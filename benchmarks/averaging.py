@@ -13,24 +13,18 @@ epoch, held-out loss and accuracy, and seconds per epoch (slowest rank;
 with more ranks than cores, the ranks share them).
 """
 
-import os
+import argparse
+import time
 
-# One BLAS thread per rank, set before numpy loads OpenBLAS.
-os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
-os.environ.setdefault('OMP_NUM_THREADS', '1')
+from mpi4py import MPI
 
-import argparse  # noqa: E402
-import time  # noqa: E402
-
-from mpi4py import MPI  # noqa: E402
-
-import minidl  # noqa: E402
-import minidl_dist as dist  # noqa: E402
-from minidl.datasets import digits  # noqa: E402
-from minidl.layers import Dense  # noqa: E402
-from minidl.models import Sequential  # noqa: E402
-from minidl.optimizers import SGD  # noqa: E402
-from minidl.utils import to_categorical  # noqa: E402
+import minidl
+import minidl_dist as dist
+from minidl.datasets import digits
+from minidl.layers import Dense
+from minidl.models import Sequential
+from minidl.optimizers import SGD
+from minidl.utils import to_categorical
 
 PERIODS = (1, 4, 16)
 

@@ -37,26 +37,22 @@ processes used while the steps ran: above ~5 %, the time was measured under
 load. With more ranks than cores, the ranks share them.
 """
 
+import argparse
+import gc
+import json
 import os
+import time
 
-# One BLAS thread per rank, set before numpy loads OpenBLAS.
-os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
-os.environ.setdefault('OMP_NUM_THREADS', '1')
+import numpy as np
+from mpi4py import MPI
 
-import argparse  # noqa: E402
-import gc  # noqa: E402
-import json  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-from mpi4py import MPI  # noqa: E402
-
-import minidl  # noqa: E402
-import minidl_dist as dist  # noqa: E402
-import zoo  # noqa: E402
-from benchmarks.common import cpu_jiffies  # noqa: E402
-from benchmarks.dist import median_seconds  # noqa: E402
-from minidl.optimizers import SGD  # noqa: E402
+import minidl
+import minidl_dist as dist
+import zoo
+from benchmarks.common import cpu_jiffies
+from benchmarks.dist import median_seconds
+from minidl.compute import threads
+from minidl.optimizers import SGD
 
 MODEL_PARALLEL = ['fc6', 'fc7', 'predictions']
 CLASSES = 1000
@@ -184,7 +180,7 @@ def main(argv=None):
                 print(json.dumps(row), flush=True)
     if comm.Get_rank() == 0:
         print(f'\n### AlexNet (slides, 1000 classes), {comm.Get_size()} ranks x '
-              f"{os.environ['OPENBLAS_NUM_THREADS']} BLAS thread, SGD with momentum, "
+              f'{threads.cpu_share()} core(s) each, SGD with momentum, '
               f'median of {args.steps} steps\n\n{table(rows)}', flush=True)
 
 

@@ -48,7 +48,7 @@ def init(use_gpu=True, timeout=None):
     _job.update(world=world, rank=world.Get_rank(), size=world.Get_size(),
                 local_rank=host.Get_rank(), local_size=host.Get_size())
     host.Free()
-    threads.ranks_on_host = _job['local_size']  # each rank's pool takes its share of the cores
+    threads.set_ranks_on_host(_job['local_size'])  # each rank's threads (BLAS's too) take its share
     if _job['size'] > 1:
         failfast.install(world, _job['rank'], _job['size'])
         watchdog.start(world, _job['rank'], _job['size'], seconds)

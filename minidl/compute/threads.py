@@ -23,8 +23,15 @@ on one thread while the pool is on.
 
 The number of threads is ``minidl.config.num_threads``, or when that is None
 (the default) the environment variable ``MINIDL_NUM_THREADS``, else
-:func:`default_threads`: the CPUs this process may use, up to four.
-Setting 1 gives BLAS its threads back at minidl's next operation.
+:func:`default_threads`: the process's share of the cores, up to four.
+
+Processes of one job on one host (``mpirun -np N``) share its cores:
+:func:`cpu_share` is one process's share, and no thread pool of the process
+should run more threads than that. With one pool thread BLAS gets at most
+the share, not its own default of every core: two ranks on two cores with
+two BLAS threads each (four spinning threads on two cores) made a ResNet-20
+step several times slower than one BLAS thread each. A lower count that
+BLAS started with (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``) is kept.
 """
 
 import functools
@@ -40,7 +47,7 @@ _state = threading.local()  # .in_task: this thread is running a task
 
 
 MAX_DEFAULT_THREADS = 4
-ranks_on_host = 1  # processes sharing this host's cores (set by minidl_dist.init)
+ranks_on_host = 1  # processes sharing this host's cores (set_ranks_on_host)
 
 
 def num_threads():
@@ -55,11 +62,38 @@ def num_threads():
 
 
 def default_threads():
-    """The CPUs this process may use (its share when several ranks share the host),
-    or 1 where that is more than ``MAX_DEFAULT_THREADS``: the work is cut into about
-    four parts, and beyond that BLAS's own threads use a large machine better."""
-    share = max(1, _usable_cpus() // max(1, ranks_on_host))
+    """The process's share of the cores (:func:`cpu_share`), or 1 where that is more
+    than ``MAX_DEFAULT_THREADS``: the work is cut into about four parts, and beyond
+    that BLAS's own threads use a large machine better."""
+    share = cpu_share()
     return share if share <= MAX_DEFAULT_THREADS else 1
+
+
+def cpu_share():
+    """This process's share of the host's cores: the most threads any of its pools should run.
+
+    minidl's pool and BLAS keep to it; another library's threads (an OpenMP
+    runtime's, say) should too, or the job's processes oversubscribe the cores.
+
+    Returns:
+        The CPUs this process may use, divided by the number of processes of
+        the job on this host (``minidl_dist.init`` sets it), at least 1.
+    """
+    return max(1, _usable_cpus() // max(1, ranks_on_host))
+
+
+def set_ranks_on_host(count):
+    """Share the host's cores among ``count`` processes, BLAS's threads included.
+
+    BLAS is limited here and not only at the next task split: a process whose
+    products are all too small to be cut into tasks never splits one.
+
+    Args:
+        count: The processes of the job on this host, this one included.
+    """
+    global ranks_on_host
+    ranks_on_host = count
+    _limit_blas(num_threads())
 
 
 @functools.lru_cache(maxsize=None)
@@ -124,10 +158,7 @@ def run_tasks(tasks, xp=np):
     if xp is not np or getattr(_state, 'in_task', False):
         return [task() for task in tasks]
     pool_threads = num_threads()
-    if pool_threads > 1:
-        _blas.hold()
-    else:
-        _blas.release()
+    _limit_blas(pool_threads)
     threads = min(pool_threads, len(tasks))
     if threads <= 1:
         return [task() for task in tasks]
@@ -180,36 +211,50 @@ if hasattr(os, 'register_at_fork'):
     os.register_at_fork(after_in_child=_forget_pool)
 
 
+def _limit_blas(pool_threads):
+    """BLAS gets one thread while the pool has several, else at most the process's share."""
+    _blas.limit(1 if pool_threads > 1 else cpu_share())
+
+
 class _BlasThreads:
-    """Holds the BLAS libraries to one thread while the pool has several.
+    """Holds the BLAS libraries to at most a given number of threads.
 
     Held for the whole process, not per task: an idle OpenBLAS thread spins
     for about 0.1 s after each product it shared, taking the core a worker
-    needs, so while the pool is on BLAS never gets a second thread.
-    Released (the saved counts restored) once the pool is back to one thread.
+    (or another process of the job) needs. A library never gets more threads
+    than it had before the hold, so a lower count the user chose is kept; a
+    limit at or above every library's own count gives them back their counts.
     """
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.saved = None  # the counts before the hold, while held
+        self.count = None  # the limit last set; None before the first and after release()
+        self.saved = None  # the libraries' own counts, while any is held below its own
         self.libraries = None
 
-    def hold(self):
-        with self.lock:
-            if self.saved is None:
-                libraries = self._libraries()
-                self.saved = [library.num_threads for library in libraries]
-                for library in libraries:
-                    library.set_num_threads(1)
-
-    def release(self):
-        if self.saved is None:  # the usual case: checked without the lock
+    def limit(self, count):
+        """Hold each BLAS library to ``count`` threads or its own count, whichever is less."""
+        if count == self.count:  # the usual case: checked without the lock
             return
         with self.lock:
-            if self.saved is not None:
-                for library, count in zip(self._libraries(), self.saved):
-                    library.set_num_threads(count)
+            libraries = self._libraries()
+            if self.saved is None:
+                self.saved = [library.num_threads for library in libraries]
+            for library, own in zip(libraries, self.saved):
+                library.set_num_threads(min(own, count))
+            if all(own <= count for own in self.saved):
+                # Nothing is held below its own count: the next limit reads the counts
+                # again, so a change the user makes in between is kept.
                 self.saved = None
+            self.count = count
+
+    def release(self):
+        """Give every library back the count it had before the hold."""
+        with self.lock:
+            if self.saved is not None:
+                for library, own in zip(self._libraries(), self.saved):
+                    library.set_num_threads(own)
+            self.count = self.saved = None
 
     def _libraries(self):
         if self.libraries is None:  # found once, on first use: the search reads every library
