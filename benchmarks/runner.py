@@ -7,9 +7,18 @@ minidl runs through its Keras API: ``train_on_batch`` for a training step
 ``predict_on_batch`` for inference. PyTorch's training step is zero_grad,
 forward, loss, backward, SGD step and ``loss.item()``; its inference runs in
 eval mode under ``no_grad``.
+
+Each framework is built and timed in a process of its own
+(``python -m benchmarks.runner``, run by :func:`run_workload`), one after the
+other: PyTorch's OpenMP threads and minidl's pool, OpenBLAS and oneDNN
+threads then never share a process, so no framework's idle threads spin
+into the other's time, and each starts with a clean heap.
 """
 
-import gc
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import torch
@@ -76,24 +85,44 @@ def torch_steps(workload, x, y, device):
 BUILDERS = {'minidl': minidl_steps, 'torch': torch_steps}
 
 
+def time_framework(workload, framework, modes, device, steps, warmup):
+    """``({mode: timing}, parameter count)`` of one framework, in this process."""
+    x, y = workload.data()
+    mode_steps, params = BUILDERS[framework](workload, x, y, device)
+    timings = {}
+    for mode in modes:
+        prepare, step = mode_steps[mode]
+        if prepare is not None:
+            prepare()
+        timings[mode] = time_steps(step, steps, warmup)
+    return timings, params
+
+
+def _time_in_child(workload, framework, modes, device, steps, warmup):
+    """:func:`time_framework` in a new Python process (see the module's docstring)."""
+    command = [sys.executable, '-m', 'benchmarks.runner', workload.ID, framework, device,
+               str(steps), str(warmup), ','.join(modes)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f'{workload.ID} {framework}: the timing process failed '
+                           f'(exit {done.returncode}); its error is printed above')
+    timings, params = json.loads(done.stdout.splitlines()[-1])
+    return timings, params
+
+
 def run_workload(workload, frameworks, modes, device, steps, warmup, target=None):
     """Yield one result dict per mode and framework (in FRAMEWORKS order per mode).
 
-    The minidl line carries ``ratio`` (its median over PyTorch's) and the
-    target when PyTorch ran too.
+    Each framework is timed in a process of its own. The minidl line carries
+    ``ratio`` (its median over PyTorch's) and the target when PyTorch ran too.
     """
-    x, y = workload.data()
-    built = {name: BUILDERS[name](workload, x, y, device)
-             for name in FRAMEWORKS if name in frameworks}
-    for mode in MODES:
-        if mode not in modes:
-            continue
+    modes = [mode for mode in MODES if mode in modes]
+    measured = {name: _time_in_child(workload, name, modes, device, steps, warmup)
+                for name in FRAMEWORKS if name in frameworks}
+    for mode in modes:
         medians = {}
-        for name, (mode_steps, params) in built.items():
-            prepare, step = mode_steps[mode]
-            if prepare is not None:
-                prepare()
-            timing = time_steps(step, steps, warmup)
+        for name, (timings, params) in measured.items():
+            timing = timings[mode]
             result = {'workload': workload.ID, 'name': workload.NAME, 'framework': name,
                       'mode': mode, 'device': device, 'batch': workload.BATCH,
                       'params': params, 'steps': steps, 'warmup': warmup, **timing,
@@ -105,8 +134,6 @@ def run_workload(workload, frameworks, modes, device, steps, warmup, target=None
                     result['target'] = target
                     result['meets_target'] = result['ratio'] <= target
             yield result
-    del built
-    gc.collect()  # free one workload's models (W4's are ~700 MB each) before the next
 
 
 def run_sgemm(workload, frameworks, steps, warmup):
@@ -122,3 +149,20 @@ def run_sgemm(workload, frameworks, steps, warmup):
         elif threads in torch_median:
             result['ratio'] = timing['median_ms'] / torch_median[threads]
         yield result
+
+
+def _main(argv):
+    """``python -m benchmarks.runner WORKLOAD FRAMEWORK DEVICE STEPS WARMUP MODES``: print
+    ``[{mode: timing}, params]`` of :func:`time_framework` as one JSON line."""
+    from benchmarks import workloads
+    workload_id, framework, device, steps, warmup, modes = argv
+    torch.set_num_threads(len(os.sched_getaffinity(0)))
+    if device == 'gpu':
+        minidl.set_default_device('gpu')
+    result = time_framework(workloads.load(workload_id), framework, modes.split(','), device,
+                            int(steps), int(warmup))
+    print(json.dumps(result))
+
+
+if __name__ == '__main__':
+    _main(sys.argv[1:])
