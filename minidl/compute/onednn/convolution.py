@@ -22,16 +22,18 @@ on how many threads, ranks or pool workers there are.
 import numpy as np
 
 from minidl.compute.onednn import api, constants, memory
-from minidl.compute.onednn.primitive import Primitive, batch_chunks, cached, engine, reorder
+from minidl.compute.onednn.primitive import (
+    Primitive, batch_chunks, cached, call_threads, engine, reorder)
 from minidl.compute.threads import map_tasks, sum_in_order
 
 
 class ConvolutionPlan:
     """The primitives of one convolution configuration for a chunk of ``n`` images.
 
-    Made lazily, direction by direction; ``primitives`` maps each direction
-    made so far to its :class:`~minidl.compute.onednn.primitive.Primitive`
-    (tests read their ``implementation``).
+    Made lazily, direction by direction; ``primitives`` maps each (direction,
+    thread count) made so far to its
+    :class:`~minidl.compute.onednn.primitive.Primitive` (tests read their
+    ``implementation``).
     """
 
     def __init__(self, x_shape, kernel_shape, y_shape, strides, pads, dilations,
@@ -50,8 +52,12 @@ class ConvolutionPlan:
         self.primitives, self.reorders = {}, {}
 
     def primitive(self, direction):
-        """The 'forward', 'backward_data' or 'backward_weights' primitive, made on first use."""
-        if direction not in self.primitives:
+        """The 'forward', 'backward_data' or 'backward_weights' primitive for this call's
+        thread count, made on first use. The weight gradient's is made for one thread:
+        a thread count would change the order of its sum over the batch."""
+        threads = 1 if direction == 'backward_weights' else call_threads()
+        key = direction, threads
+        if key not in self.primitives:
             functions = api.functions()
             bias = self.bias.handle if self.bias is not None else None
             if direction == 'forward':
@@ -69,8 +75,8 @@ class ConvolutionPlan:
                         pd, engine(), constants.CONVOLUTION_DIRECT, self.x.handle,
                         self.weights.handle, bias, self.y.handle, *self.geometry,
                         self.primitive('forward').descriptor, attr))
-            self.primitives[direction] = Primitive(make)
-        return self.primitives[direction]
+            self.primitives[key] = Primitive(make, threads)
+        return self.primitives[key]
 
     def weights_in(self, direction, kernel):
         """The Keras ``kernel`` laid out as ``direction``'s primitive wants it."""
@@ -180,8 +186,7 @@ class Conv2DKernel:
             bias = np.empty(out, np.float32) if self.has_bias else None
             if bias is not None:
                 arrays[constants.DIFF_BIAS] = bias
-            # One thread: a thread count would change the order of the sum over the batch.
-            primitive.execute(arrays, omp_threads=1)
+            primitive.execute(arrays)
             return plan.weights_out(weights, self.kernel.shape), bias
 
         parts = map_tasks(backward_weights, self.chunks)

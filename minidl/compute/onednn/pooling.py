@@ -12,16 +12,18 @@ chunks on minidl's pool (no sums cross images, so the chunks change no bit).
 import numpy as np
 
 from minidl.compute.onednn import api, constants, memory
-from minidl.compute.onednn.primitive import Primitive, batch_chunks, cached, engine
+from minidl.compute.onednn.primitive import (
+    Primitive, batch_chunks, cached, call_threads, engine)
 from minidl.compute.threads import map_tasks
 
 ALGORITHMS = {'max': constants.POOLING_MAX, 'average': constants.POOLING_AVG_EXCLUDE_PADDING}
 
 
 class PoolingPlan:
-    """The forward and (made on first use) backward primitives of one pooling shape."""
+    """The forward and (made on first use) backward primitives of one pooling shape,
+    made for ``threads`` OpenMP threads."""
 
-    def __init__(self, kind, x_shape, y_shape, window, strides, pads, channels_first):
+    def __init__(self, kind, x_shape, y_shape, window, strides, pads, channels_first, threads):
         axes = (0, 1, 2, 3) if channels_first else (0, 3, 1, 2)
         self.x, self.y = memory.of_shape(x_shape, axes), memory.of_shape(y_shape, axes)
         self.algorithm = ALGORITHMS[kind]
@@ -31,7 +33,8 @@ class PoolingPlan:
         self.forward = Primitive(
             lambda pd, attr: api.functions().pooling_forward_primitive_desc_create(
                 pd, engine(), constants.FORWARD_TRAINING, self.algorithm, self.x.handle,
-                self.y.handle, *self.geometry, attr))
+                self.y.handle, *self.geometry, attr), threads)
+        self.threads = threads
         self.workspace_bytes = self.forward.bytes(constants.WORKSPACE)
         self._backward = None
 
@@ -41,7 +44,7 @@ class PoolingPlan:
             self._backward = Primitive(
                 lambda pd, attr: api.functions().pooling_backward_primitive_desc_create(
                     pd, engine(), self.algorithm, self.x.handle, self.y.handle, *self.geometry,
-                    self.forward.descriptor, attr))
+                    self.forward.descriptor, attr), self.threads)
         return self._backward
 
 
@@ -101,9 +104,9 @@ class Pool2DKernel:
         return (n, channels) + spatial if self.channels_first else (n,) + spatial + (channels,)
 
     def _plan(self, n):
-        x_shape = (n,) + tuple(self.x_shape[1:])
+        x_shape, threads = (n,) + tuple(self.x_shape[1:]), call_threads()
         key = ('pool2d', self.kind, x_shape, self.window, self.strides, self.pads,
-               self.channels_first)
+               self.channels_first, threads)
         return cached(key, lambda: PoolingPlan(
             self.kind, x_shape, self._shape(self.x_shape, self.out_size, n), self.window,
-            self.strides, self.pads, self.channels_first))
+            self.strides, self.pads, self.channels_first, threads))

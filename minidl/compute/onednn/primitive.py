@@ -6,12 +6,16 @@ is a numpy buffer of the calling thread and the same primitive can run in
 several of minidl's worker threads at once. :func:`cached` keeps primitives
 under a key of everything that went into making them.
 
-Threads: oneDNN's GOMP build runs each call on an OpenMP team of the calling
-thread's ``omp_set_num_threads``. minidl runs oneDNN inside the tasks of its
-own pool (:mod:`minidl.compute.threads`), so each call is given
-:func:`call_threads` threads: the process's share of the cores divided among
-the pool's threads, so that oneDNN, OpenBLAS and the pool never ask for more
-threads than the cores this process may use.
+Threads: oneDNN's GOMP build fixes a primitive's thread count when the
+primitive is made, from the making thread's ``omp_set_num_threads``, and
+divides its work (and the order of its sums) for that count. So a
+:class:`Primitive` is made for a thread count and always runs with it.
+minidl runs oneDNN inside the tasks of its own pool
+(:mod:`minidl.compute.threads`); kernels ask for :func:`call_threads`: the
+process's share of the cores divided among the pool's threads, so that
+oneDNN, OpenBLAS and the pool never ask for more threads than the cores this
+process may use. Kernels whose sums would change with the count (the weight
+gradients) ask for one thread.
 """
 
 import ctypes
@@ -44,11 +48,15 @@ def call_threads():
     return max(1, threads.cpu_share() // threads.num_threads())
 
 
-def _stream(omp_threads):
-    """The calling thread's stream, with its OpenMP thread count set to ``omp_threads``."""
+def _use_threads(omp_threads):
+    """Set the calling thread's OpenMP thread count (oneDNN reads it when a primitive is made)."""
     if getattr(_local, 'omp_threads', None) != omp_threads:
         onednn_library.openmp().omp_set_num_threads(omp_threads)
         _local.omp_threads = omp_threads
+
+
+def _stream():
+    """The calling thread's stream."""
     stream = getattr(_local, 'stream', None)
     if stream is None:
         stream = _local.stream = ctypes.c_void_p()
@@ -63,16 +71,17 @@ class Primitive:
     Args:
         create_descriptor: ``create_descriptor(pd_pointer, attr)`` calls a
             ``dnnl_*_primitive_desc_create`` with the attributes ``attr``.
-        keep: Objects the primitive descriptor was made from (descriptors,
-            hint primitives), kept alive as long as it is.
+        omp_threads: The OpenMP threads it is made for and runs on.
 
     Attributes:
         implementation: oneDNN's name for the implementation it chose, e.g.
             ``'brgconv:avx512_core'``; tests read it.
     """
 
-    def __init__(self, create_descriptor, keep=()):
+    def __init__(self, create_descriptor, omp_threads):
         functions = api.functions()
+        self.omp_threads = omp_threads
+        _use_threads(omp_threads)
         attr = ctypes.c_void_p()
         functions.primitive_attr_create(ctypes.byref(attr))
         try:
@@ -81,7 +90,6 @@ class Primitive:
             create_descriptor(ctypes.byref(self.descriptor), attr)
         finally:
             functions.primitive_attr_destroy(attr)
-        self.keep = keep
         self.handle = ctypes.c_void_p()
         functions.primitive_create(ctypes.byref(self.handle), self.descriptor)
         info = ctypes.c_char_p()
@@ -99,17 +107,13 @@ class Primitive:
         """Bytes of argument ``arg`` in the layout this primitive wants."""
         return memory.size(self.md(arg))
 
-    def execute(self, arrays, omp_threads=None):
-        """Run on ``arrays`` (DNNL_ARG_* -> numpy array laid out as ``md(arg)`` says).
-
-        Args:
-            arrays: The arguments; each array is only read through its data
-                pointer, so it must have exactly the layout of ``md(arg)``.
-            omp_threads: OpenMP threads for this call (default
-                :func:`call_threads`).
-        """
+    def execute(self, arrays):
+        """Run on ``arrays`` (DNNL_ARG_* -> numpy array laid out as ``md(arg)`` says), on
+        the thread count it was made for. Each array is only read through its data
+        pointer, so it must have exactly the layout of ``md(arg)``."""
         functions = api.functions()
-        stream = _stream(omp_threads or call_threads())
+        _use_threads(self.omp_threads)
+        stream = _stream()
         arrays = dict(arrays)
         if self.scratchpad_bytes:
             arrays[constants.SCRATCHPAD] = memory.buffer(self.scratchpad_bytes)
@@ -139,9 +143,10 @@ class Primitive:
 
 
 def reorder(source, target):
-    """A reorder :class:`Primitive` from descriptor handle ``source`` to ``target``."""
+    """A one-thread reorder :class:`Primitive` from descriptor handle ``source`` to
+    ``target`` (it reorders weights: small)."""
     return Primitive(lambda pd, attr: api.functions().reorder_primitive_desc_create(
-        pd, source, engine(), target, engine(), attr))
+        pd, source, engine(), target, engine(), attr), omp_threads=1)
 
 
 def cached(key, make):
