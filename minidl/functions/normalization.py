@@ -4,13 +4,19 @@
 and every other axis is normalised; in training mode the batch statistics are
 used and the running statistics are updated in place with Keras's momentum
 convention, in inference mode the running statistics are used.
+
+That is the reference code. Batch normalization runs the vendor library's
+kernel instead where one serves it (:mod:`minidl.compute.vendor`: oneDNN for
+float32 numpy arrays of up to five axes, cuDNN for CuPy arrays); the
+inference form only when no input needs a gradient. ``vendor_kernel`` shows
+which branch a call took (None: the reference code).
 """
 
 import math
 
 import numpy as np
 
-from minidl.compute import get_array_module, is_array
+from minidl.compute import get_array_module, is_array, vendor
 from minidl.compute.threads import map_tasks, row_blocks, sum_in_order
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
@@ -72,10 +78,26 @@ class BatchNorm(Function):
     on the function as ``mean`` and ``variance`` for the running statistics.
     """
 
+    vendor_kernel = None
+
     def __init__(self, axis, epsilon):
         self.axis, self.epsilon = axis, epsilon
 
     def forward(self, x, gamma, beta):
+        self.vendor_kernel = vendor.kernel(self.xp, 'batch_norm', x.dtype, kind='training',
+                                           shape=x.shape, axis=self.axis, epsilon=self.epsilon)
+        if self.vendor_kernel is not None:
+            y = self.vendor_kernel.forward(x, gamma, beta)
+            self.mean, self.variance = self.vendor_kernel.mean, self.vendor_kernel.variance
+            return y
+        return self._forward_reference(x, gamma, beta)
+
+    def backward(self, grad):
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.backward(grad, self.needs_input_grad)
+        return self._backward_reference(grad)
+
+    def _forward_reference(self, x, gamma, beta):
         xp = self.xp
         channels = self.channels = _Channels(xp, x.shape, self.axis)
         x_view = channels.view(x)
@@ -98,7 +120,7 @@ class BatchNorm(Function):
         y = _affine(xp, centered, channels.expand(gamma * self.inv_std), channels.expand(beta))
         return y.reshape(x.shape)
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp, channels, centered, inv_std = self.xp, self.channels, self.centered, self.inv_std
         grad_view = channels.view(grad)
         blocks = row_blocks(grad_view)
@@ -136,10 +158,18 @@ class BatchNormInference(Function):
     Inputs: x, gamma, beta, mean, variance, each but x of shape (C,).
     """
 
+    vendor_kernel = None
+
     def __init__(self, axis, epsilon):
         self.axis, self.epsilon = axis, epsilon
 
     def forward(self, x, gamma, beta, mean, variance):
+        if not any(self.needs_input_grad):  # the vendors' inference kernels have no backward
+            self.vendor_kernel = vendor.kernel(
+                self.xp, 'batch_norm', x.dtype, kind='inference', shape=x.shape, axis=self.axis,
+                epsilon=self.epsilon)
+            if self.vendor_kernel is not None:
+                return self.vendor_kernel.forward(x, gamma, beta, mean, variance)
         channels = self.channels = _Channels(self.xp, x.shape, self.axis)
         self.x_view = channels.view(x)
         self.gamma, self.mean = gamma, mean

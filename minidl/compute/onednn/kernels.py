@@ -7,6 +7,7 @@ reference code.
 
 import numpy as np
 
+from minidl.compute.onednn import batch_norm as _batch_norm
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.compute.onednn.pooling import Pool2DKernel
 
@@ -25,9 +26,14 @@ def pool2d(dtype, kind, window, strides, pads, channels_first):
     return Pool2DKernel(kind, window, strides, pads, channels_first)
 
 
-def batch_norm(dtype, kind, axis, epsilon):
-    """Not bound yet: batch normalization keeps the reference code on the CPU."""
-    return None
+def batch_norm(dtype, kind, shape, axis, epsilon):
+    """A 'training' or 'inference' batch-norm kernel for ``functions.normalization``
+    (float32, at most five axes, the channel axis not the first)."""
+    if dtype != np.float32 or len(shape) > _batch_norm.MAX_AXES or axis % len(shape) == 0:
+        return None
+    kernel = (_batch_norm.BatchNormKernel if kind == 'training'
+              else _batch_norm.BatchNormInferenceKernel)
+    return kernel(axis, epsilon)
 
 
 def rnn(dtype, cell, **params):

@@ -2,15 +2,14 @@
 CPU, run five times for identical bits; chosen algorithms are deterministic.
 
 Needs a GPU with cuDNN; skips elsewhere. The kernels are called directly, so
-these tests hold whether or not the Functions already dispatch to them.
+these tests hold whatever the Functions dispatch to.
 """
 
 import numpy as np
 import pytest
 
 from minidl import config
-from minidl.compute import accelerated
-from minidl.compute.cuda.cudnn import constants
+from minidl.compute.cuda.cudnn import constants, kernels
 from minidl.functions.conv import Conv2D
 from minidl.functions.gru import GRUResetAfter
 from minidl.functions.lstm import LSTM
@@ -82,13 +81,13 @@ def test_conv2d_matches_the_fallback(cupy, channels_first, strides, pads, dilati
     grad = normal(cupy, *y.shape, seed=3)
     reference = fallback(Conv2D(**params), [x, kernel, bias], [grad], cupy)
     assert_matches_and_repeats(lambda: accelerated_run(
-        accelerated('conv2d', cupy, **params), [x, kernel, bias], [grad]), reference, cupy)
+        kernels.conv2d(x.dtype, **params), [x, kernel, bias], [grad]), reference, cupy)
 
 
 def test_conv2d_algorithms_are_deterministic(cupy):
     x, kernel = normal(cupy, 8, 32, 32, 16), normal(cupy, 3, 3, 16, 32, seed=1)
-    conv = accelerated('conv2d', cupy, strides=(1, 1), pads=((1, 1), (1, 1)),
-                       dilations=(1, 1), channels_first=False)
+    conv = kernels.conv2d(x.dtype, strides=(1, 1), pads=((1, 1), (1, 1)), dilations=(1, 1),
+                          channels_first=False)
     y = conv.forward(x, kernel)
     conv.backward(cupy.ones_like(y), (True, True))
     chosen = conv.plan.algorithms
@@ -107,10 +106,8 @@ def test_pooling_matches_the_fallback(cupy, kind, function, channels_first):
     y = function(**params)(Tensor._wrap(x)).data
     grad = normal(cupy, *y.shape, seed=1)
     reference = fallback(function(**params), [x], [grad], cupy)
-    name = 'max_pool2d' if kind == 'max' else 'avg_pool2d'
     assert_matches_and_repeats(lambda: accelerated_run(
-        accelerated(name, cupy, **{k: v for k, v in params.items()}), [x], [grad], pool=True),
-        reference, cupy)
+        kernels.pool2d(x.dtype, kind, **params), [x], [grad], pool=True), reference, cupy)
 
 
 @pytest.mark.parametrize('shape, axis', [((16, 10), -1), ((4, 6, 6, 5), -1), ((4, 5, 6, 6), 1)])
@@ -120,7 +117,7 @@ def test_batch_norm_training_matches_the_fallback(cupy, shape, axis):
     gamma, beta = normal(cupy, channels, seed=1), normal(cupy, channels, seed=2)
     grad = normal(cupy, *shape, seed=3)
     reference = fallback(BatchNorm(axis, 1e-3), [x, gamma, beta], [grad], cupy)
-    kernel = accelerated('batch_norm', cupy, axis=axis, epsilon=1e-3)
+    kernel = kernels.batch_norm(x.dtype, 'training', shape, axis, epsilon=1e-3)
     assert_matches_and_repeats(lambda: accelerated_run(kernel, [x, gamma, beta], [grad]),
                                reference, cupy)
     plain = BatchNorm(axis, 1e-3)
@@ -133,7 +130,7 @@ def test_batch_norm_inference_matches_the_fallback(cupy):
     x = normal(cupy, 4, 6, 6, 5)
     params = [normal(cupy, 5, seed=s) for s in (1, 2, 3)] + [cupy.abs(normal(cupy, 5, seed=4))]
     want = BatchNormInference(-1, 1e-3)(*(Tensor._wrap(a) for a in [x] + params)).data
-    got = accelerated('batch_norm_inference', cupy, axis=-1, epsilon=1e-3).forward(x, *params)
+    got = kernels.batch_norm(x.dtype, 'inference', x.shape, -1, epsilon=1e-3).forward(x, *params)
     np.testing.assert_allclose(cupy.asnumpy(got), cupy.asnumpy(want), rtol=1e-5, atol=1e-6)
 
 
@@ -154,6 +151,6 @@ def test_rnn_matches_the_fallback(cupy, cell, function, gates, reverse, has_stat
         normal(cupy, batch, units, seed=10 + i) for i in range(outputs - 1)]
     reference = fallback(function(reverse, True, has_state), arrays, grads, cupy)
     assert_matches_and_repeats(lambda: accelerated_run(
-        accelerated(cell, cupy, reverse=reverse, has_bias=True, has_state=has_state,
+        kernels.rnn(x.dtype, cell, reverse=reverse, has_bias=True, has_state=has_state,
                     training=True), arrays, grads, grad_finals=True), reference, cupy)
 

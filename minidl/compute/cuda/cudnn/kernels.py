@@ -21,7 +21,7 @@ def pool2d(dtype, kind, window, strides, pads, channels_first):
     return _pooling.pool_kernel(kind, window, strides, pads, channels_first)
 
 
-def batch_norm(dtype, kind, axis, epsilon):
+def batch_norm(dtype, kind, shape, axis, epsilon):
     """A 'training' or 'inference' batch-norm kernel for ``functions.normalization``."""
     return _batch_norm.batch_norm_kernel(kind, axis, epsilon)
 
