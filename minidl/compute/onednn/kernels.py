@@ -28,8 +28,10 @@ def pool2d(dtype, kind, window, strides, pads, channels_first):
 
 def batch_norm(dtype, kind, shape, axis, epsilon):
     """A 'training' or 'inference' batch-norm kernel for ``functions.normalization``
-    (float32, at most five axes, the channel axis not the first)."""
-    if dtype != np.float32 or len(shape) > _batch_norm.MAX_AXES or axis % len(shape) == 0:
+    (float32, at most five axes, channels second or last: oneDNN has fast kernels for
+    those layouts only, and its reference code for the others is slower than ours)."""
+    if (dtype != np.float32 or len(shape) > _batch_norm.MAX_AXES
+            or axis % len(shape) not in (1, len(shape) - 1)):
         return None
     kernel = (_batch_norm.BatchNormKernel if kind == 'training'
               else _batch_norm.BatchNormInferenceKernel)

@@ -157,9 +157,7 @@ CASES = [
     Case('5d-channels_first', (3, 4, 2, 3, 5), 1),
     Case('5d-channels_last-no-gamma-beta', (2, 3, 4, 5, 4), -1, affine=False),
     Case('4d-channels_last-no-gamma-beta', (4, 6, 5, 3), -1, affine=False),
-    Case('4d-middle-axis', (4, 5, 3, 6), 2),  # neither nchw nor nhwc: oneDNN's ref kernel
 ]
-FAST = [c for c in CASES if c.name != '4d-middle-axis']  # cases oneDNN has a fast kernel for
 KERNELS = {True: BatchNormKernel, False: BatchNormInferenceKernel}
 
 
@@ -247,6 +245,7 @@ def test_never_runs_no_onednn_primitive(monkeypatch, executed):
     Case('6d', (2, 3, 2, 2, 3, 2), 1),
     Case('axis0', (4, 6), 0),
     Case('axis0-channels_first-like', (3, 4, 5), 0),
+    Case('4d-middle-axis', (4, 5, 3, 6), 2),  # neither nchw nor nhwc: only oneDNN's ref kernel
 ], ids=str)
 def test_what_onednn_does_not_serve_keeps_the_reference_code(case, onednn_on, executed):
     for training in (True, False):
