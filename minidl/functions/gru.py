@@ -49,6 +49,8 @@ class _GRU(_Recurrence):
 class GRUResetAfter(_GRU):
     """GRU whose reset gate scales the recurrent projection (``reset_after=True``)."""
 
+    vendor_cell = 'gru'
+
     def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp
         hidden = self._state_buffer(gates, states[0])

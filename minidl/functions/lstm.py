@@ -24,6 +24,7 @@ class LSTM(_Recurrence):
 
     block_scales = (-1, -1, -2, -1)
     state_count = 2
+    vendor_cell = 'lstm'
 
     def _run(self, gates, recurrent_kernels, biases, states):
         xp = self.xp

@@ -39,6 +39,13 @@ mask ``(N, u)`` per direction (Gal and Ghahramani's, one for the whole sequence
 and all gates) scales ``h_{t-1}`` where it enters the recurrent matrix
 product(s) only; the state updates use the undropped state.
 
+That is the reference code. Each direction of an LSTM or of a GRU with
+``reset_after=True`` runs the vendor library's kernel instead where one
+serves it (:mod:`minidl.compute.vendor`: oneDNN for float32 numpy arrays,
+cuDNN for CuPy arrays) and neither option is given: a mask or recurrent
+dropout keeps the reference loop. ``vendor_kernel`` on a direction's part
+shows which branch it took (None: the reference code).
+
 Sigmoid gates are evaluated as ``1 / (1 + exp(-z))`` over a whole row of gates
 at once: the kernels' sigmoid columns are pre-multiplied by -1 (exactly), so a
 single ``exp`` serves every gate. numpy's float32 ``exp`` is much faster than
@@ -49,7 +56,7 @@ into the same pass with a factor of -2.
 import copy
 import itertools
 
-from minidl.compute import products, threads
+from minidl.compute import products, threads, vendor
 from minidl.compute.products import StepProduct
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
@@ -96,6 +103,8 @@ class _Recurrence(Function):
 
     block_scales = (1,)
     state_count = 1
+    vendor_cell = None  # the vendor kernels' name for the cell ('lstm', 'gru'), if they have it
+    vendor_kernel = None
 
     def __init__(self, directions, has_bias, has_state, mask=None, recurrent_dropout=None):
         """Set up the recurrence.
@@ -128,12 +137,11 @@ class _Recurrence(Function):
 
         def run(d):
             weights = arrays[d * width:(d + 1) * width]
-            states = initial[d * count_states:(d + 1) * count_states] or \
-                [xp.zeros((batch, units), dtype)] * count_states
-            return self.parts[d]._forward_one(x, weights, [state[None] for state in states])
+            states = initial[d * count_states:(d + 1) * count_states]
+            return self.parts[d]._forward_one(x, weights, states)
         results = threads.map_tasks(run, range(count), xp)
-        last = [(h[0, -1],) + tuple(final[0] for final in finals) for h, finals in results]
-        return (self._outputs([h for h, _ in results]),) + sum(last, ())
+        return (self._outputs([outputs for outputs, _ in results]),) + sum(
+            (last for _, last in results), ())
 
     def backward(self, grad_outputs, *grad_finals):
         count, count_states = len(self.directions), self.state_count
@@ -162,19 +170,44 @@ class _Recurrence(Function):
         part = copy.copy(self)
         part.reverse = self.directions[d]
         part.invalid = part.dropout = None
+        # A mask with every step valid and a dropout mask of ones change nothing:
+        # they are dropped, so that such a call computes (and rounds) as one without.
         if self.mask is not None:
             invalid = self._time_major(xp.asarray(self.mask) == 0, part.reverse)
-            part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
+            if invalid.any():
+                part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
         if self.recurrent_dropout is not None:
-            part.dropout = xp.asarray(self.recurrent_dropout[d], dtype=dtype)[None]
+            dropout = xp.asarray(self.recurrent_dropout[d], dtype=dtype)
+            if not (dropout == 1).all():
+                part.dropout = dropout[None]
         return part
 
     def _forward_one(self, x, weights, states):
+        """One direction: its outputs ``(N, T, u)`` and final states ``(h_last, ...)``.
+
+        ``states`` are the direction's initial states, or none (zeros).
+        """
+        if self.vendor_cell is not None and self.invalid is None and self.dropout is None:
+            self.vendor_kernel = vendor.kernel(
+                self.xp, 'rnn', weights[0].dtype, cell=self.vendor_cell, reverse=self.reverse,
+                has_bias=self.has_bias, has_state=self.has_state,
+                training=any(self.needs_input_grad))
+        if self.vendor_kernel is not None:
+            outputs, *finals = self.vendor_kernel.forward(x, *weights, *states)
+            return outputs, tuple(finals)
+        hidden, finals = self._forward_reference(x, weights, states)
+        return (self._batch_major(hidden[0, 1:], self.reverse),
+                (hidden[0, -1],) + tuple(final[0] for final in finals))
+
+    def _forward_reference(self, x, weights, states):
         """One direction's input projection and time loop: ``(hidden, finals)``."""
         xp = self.xp
         kernel, recurrent_kernel = weights[:2]
         bias = weights[2] if self.has_bias else None
         steps, batch, features = self.shape
+        units = recurrent_kernel.shape[0]
+        states = [state[None] for state in states] or \
+            [xp.zeros((1, batch, units), kernel.dtype)] * self.state_count
         sequence = xp.ascontiguousarray(self._time_major(x, self.reverse), dtype=kernel.dtype)
         gates = xp.empty((1, steps, batch, len(self.scale)), kernel.dtype)
         projection = steps_as_rows(gates[0])
@@ -187,6 +220,18 @@ class _Recurrence(Function):
 
     def _backward_one(self, d, grad_outputs, grad_finals):
         """One direction's backward: ``(grad_x part, weight gradients, state gradients)``."""
+        if self.vendor_kernel is not None:
+            width, count = self.width, len(self.directions)
+            first_state = 1 + count * width + d * self.state_count
+            needs = ((self.needs_input_grad[0],)
+                     + self.needs_input_grad[1 + d * width:1 + (d + 1) * width]
+                     + self.needs_input_grad[first_state:first_state + self.state_count])
+            grads = self.vendor_kernel.backward(grad_outputs, *grad_finals, needs_input_grad=needs)
+            return grads[0], list(grads[1:1 + width]), list(grads[1 + width:])
+        return self._backward_reference(d, grad_outputs, grad_finals)
+
+    def _backward_reference(self, d, grad_outputs, grad_finals):
+        """:meth:`_backward_one` by the reference loop."""
         xp = self.xp
         steps, batch, features = self.shape
         grad_hidden = xp.array(self._time_major(grad_outputs, self.reverse), order='C')[None]
@@ -214,16 +259,16 @@ class _Recurrence(Function):
         needs a gradient."""
         return any(self.needs_input_grad[1 + position::self.width][:len(self.directions)])
 
-    def _outputs(self, hidden):
+    def _outputs(self, per_direction):
         """The hidden states ``(N, T, D*u)`` aligned with the input steps, from each
-        direction's ``(1, T+1, N, u)`` buffer of states."""
-        if len(self.directions) == 1:
-            return self._batch_major(hidden[0][0, 1:], self.directions[0])  # a view, no copy
-        _, steps, batch, units = hidden[0][:, 1:].shape
-        count = len(hidden)
-        outputs = self.xp.empty((batch, steps, count, units), hidden[0].dtype)
-        for d, reverse in enumerate(self.directions):
-            outputs[:, :, d] = self._batch_major(hidden[d][0, 1:], reverse)
+        direction's ``(N, T, u)`` ones."""
+        if len(per_direction) == 1:
+            return per_direction[0]  # a view of the reference loop's buffer: no copy
+        batch, steps, units = per_direction[0].shape
+        count = len(per_direction)
+        outputs = self.xp.empty((batch, steps, count, units), per_direction[0].dtype)
+        for d, direction in enumerate(per_direction):
+            outputs[:, :, d] = direction
         return outputs.reshape(batch, steps, count * units)
 
     @staticmethod

@@ -49,6 +49,10 @@ PROTOTYPES = {
     'pooling_backward_primitive_desc_create': [PP, P, I, P, P, Dims, Dims, Dims, Dims, Dims,
                                                P, P],
     'batch_normalization_forward_primitive_desc_create': [PP, P, I, P, P, F, U, P],
+    'lstm_forward_primitive_desc_create': [PP, P, I, I] + [P] * 11 + [U, P],
+    'lstm_backward_primitive_desc_create': [PP, P, I, I] + [P] * 22 + [U, P, P],
+    'lbr_gru_forward_primitive_desc_create': [PP, P, I, I] + [P] * 7 + [U, P],
+    'lbr_gru_backward_primitive_desc_create': [PP, P, I, I] + [P] * 14 + [U, P, P],
     'batch_normalization_backward_primitive_desc_create': [PP, P, I, P, P, P, F, U, P, P],
 }
 

@@ -10,6 +10,7 @@ import numpy as np
 from minidl.compute.onednn import batch_norm as _batch_norm
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.compute.onednn.pooling import Pool2DKernel
+from minidl.compute.onednn.rnn import RNNKernel
 
 
 def conv2d(dtype, strides, pads, dilations, channels_first):
@@ -38,6 +39,9 @@ def batch_norm(dtype, kind, shape, axis, epsilon):
     return kernel(axis, epsilon)
 
 
-def rnn(dtype, cell, **params):
-    """Not bound yet: LSTM and GRU keep the reference code on the CPU."""
-    return None
+def rnn(dtype, cell, reverse, has_bias, has_state, training):
+    """An 'lstm' or 'gru' (``reset_after=True``) kernel for one direction of
+    ``functions.lstm`` / ``functions.gru`` (float32)."""
+    if dtype != np.float32:
+        return None
+    return RNNKernel(cell, reverse, has_bias, has_state, training)

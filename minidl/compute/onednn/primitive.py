@@ -160,12 +160,13 @@ def cached(key, make):
     return value
 
 
-def batch_chunks(n):
-    """``(start, stop)`` of the chunks a batch of ``n`` is cut into: fixed by ``n`` alone.
+def batch_chunks(n, chunks=CHUNKS):
+    """``(start, stop)`` of the at most ``chunks`` chunks a batch of ``n`` is cut into:
+    fixed by ``n`` and the kernel's choice of ``chunks`` alone.
 
     Kernels run one chunk per task of minidl's pool, and sum what they sum
     over the batch chunk by chunk in this order, so that no result depends on
     the number of threads.
     """
-    size = -(-n // CHUNKS)
+    size = -(-n // chunks)
     return [(start, min(start + size, n)) for start in range(0, n, size)]

@@ -26,6 +26,7 @@ def batch_norm(dtype, kind, shape, axis, epsilon):
     return _batch_norm.batch_norm_kernel(kind, axis, epsilon)
 
 
-def rnn(dtype, cell, **params):
-    """An 'lstm' or 'gru' kernel for ``functions.lstm`` / ``functions.gru``."""
-    return _rnn.rnn_kernel(cell, **params)
+def rnn(dtype, cell, reverse, has_bias, has_state, training):
+    """An 'lstm' or 'gru' (``reset_after=True``) kernel for one direction of
+    ``functions.lstm`` / ``functions.gru``."""
+    return _rnn.rnn_kernel(cell, reverse, has_bias, has_state, training)

@@ -1,0 +1,223 @@
+"""LSTM and GRU (``reset_after=True``) through oneDNN, forward and backward.
+
+The kernels have the signatures of ``functions.lstm.LSTM`` and
+``functions.gru.GRUResetAfter`` for one direction: batch-major ``(N, T, F)``
+sequences, Keras 2 weights, optional initial states, ``reverse`` for a
+sequence read from its end (oneDNN's right-to-left direction, with outputs
+aligned with the input steps, as minidl's). oneDNN's gate orders are Keras's
+(LSTM i, f, c, o; GRU z, r, h), so a Keras kernel ``(F, G*u)`` is oneDNN's
+``ldigo`` weights as it lies, and the LSTM's bias too. The GRU is oneDNN's
+linear-before-reset GRU, whose bias has four blocks: the input and recurrent
+biases of z and r added, then the candidate's input bias and its recurrent
+bias apart. Data is read where it lies: the batch-major sequence is oneDNN's
+``ntc`` layout. Weights are reordered into the layout each primitive chooses
+on every call (the optimizer changes them between steps).
+
+The batch runs in fixed chunks on minidl's pool, each call on one thread;
+the weight gradients are the chunks' parts summed in chunk order, so no bit
+depends on the number of threads. A direction's batch is cut into
+:data:`CHUNKS` chunks (fewer than a convolution's: smaller chunks would make
+the per-step products too thin), the same for a bidirectional layer, whose
+directions are tasks of their own already, so that its result is bitwise
+that of its two directions run apart.
+"""
+
+import numpy as np
+
+from minidl.compute.onednn import api, constants, memory
+from minidl.compute.onednn.primitive import Primitive, batch_chunks, cached, engine, reorder
+from minidl.compute.threads import map_tasks, sum_in_order
+
+THREADS = 1  # the weight gradients sum over the batch and the steps
+CHUNKS = 2
+GATES = {'lstm': 4, 'gru': 3}
+C = constants
+
+
+class RNNPlan:
+    """The primitives of one cell, direction and shape (a chunk of ``batch``)."""
+
+    def __init__(self, cell, reverse, batch, steps, features, units):
+        gates = GATES[cell]
+        self.cell, self.gates, self.units = cell, gates, units
+        self.bias_gates = 4  # the LSTM's four gates; the GRU's three and a recurrent one
+        self.direction = C.RIGHT_TO_LEFT if reverse else C.LEFT_TO_RIGHT
+        # Batch-major (N, T, X) arrays, as oneDNN's (T, N, X).
+        self.x = memory.of_shape((batch, steps, features), (1, 0, 2))
+        self.y = memory.of_shape((batch, steps, units), (1, 0, 2))
+        self.state = memory.of_shape((1, 1, batch, units), (0, 1, 2, 3))
+        self.keras_kernel = memory.of_shape((1, 1, features, gates, units), (0, 1, 2, 3, 4))
+        self.keras_recurrent = memory.of_shape((1, 1, units, gates, units), (0, 1, 2, 3, 4))
+        self.kernel_any = memory.any_format((1, 1, features, gates, units))
+        self.recurrent_any = memory.any_format((1, 1, units, gates, units))
+        self.bias = memory.of_shape((1, 1, self.bias_gates, units), (0, 1, 2, 3))
+        self.forward = Primitive(self._forward_descriptor(), THREADS)
+        self._backward, self.reorders = None, {}
+
+    def _forward_descriptor(self):
+        # Training's forward also for inference: oneDNN's inference kernels round
+        # differently, and a prediction gives the bits of the training pass.
+        prop = C.FORWARD_TRAINING
+        x, y, state = self.x.handle, self.y.handle, self.state.handle
+        weights = self.kernel_any.handle, self.recurrent_any.handle
+        if self.cell == 'lstm':
+            return lambda pd, attr: api.functions().lstm_forward_primitive_desc_create(
+                pd, engine(), prop, self.direction, x, state, state, *weights, None, None,
+                self.bias.handle, y, state, state, 0, attr)
+        return lambda pd, attr: api.functions().lbr_gru_forward_primitive_desc_create(
+            pd, engine(), prop, self.direction, x, state, *weights, self.bias.handle, y, state,
+            0, attr)
+
+    @property
+    def backward(self):
+        """The backward primitive (made on first use); its weight gradients are written
+        in Keras's layout, overwriting (not adding to) the buffers given."""
+        if self._backward is None:
+            x, y, state, bias = self.x.handle, self.y.handle, self.state.handle, self.bias.handle
+            weights = self.kernel_any.handle, self.recurrent_any.handle
+            diff_weights = self.keras_kernel.handle, self.keras_recurrent.handle
+            hint, flags = self.forward.descriptor, C.DIFF_WEIGHTS_OVERWRITE
+            if self.cell == 'lstm':
+                make = lambda pd, attr: api.functions().lstm_backward_primitive_desc_create(
+                    pd, engine(), C.BACKWARD, self.direction, x, state, state, *weights, None,
+                    None, bias, y, state, state, x, state, state, *diff_weights, None, None,
+                    bias, y, state, state, flags, hint, attr)
+            else:
+                make = lambda pd, attr: api.functions().lbr_gru_backward_primitive_desc_create(
+                    pd, engine(), C.BACKWARD, self.direction, x, state, *weights, bias, y,
+                    state, x, state, *diff_weights, bias, y, state, flags, hint, attr)
+            self._backward = Primitive(make, THREADS)
+        return self._backward
+
+    def weights(self, primitive, kernel, recurrent):
+        """The Keras ``kernel`` and ``recurrent`` kernel in ``primitive``'s layouts."""
+        laid_out = []
+        for arg, array, keras in ((C.WEIGHTS, kernel, self.keras_kernel),
+                                  (C.WEIGHTS_ITER, recurrent, self.keras_recurrent)):
+            target = primitive.md(arg)
+            if memory.equal(target, keras.handle):
+                laid_out.append(array)
+                continue
+            key = id(primitive), arg
+            if key not in self.reorders:
+                self.reorders[key] = reorder(keras.handle, target)
+            weights = memory.buffer(memory.size(target)).view(np.float32)
+            self.reorders[key].execute({C.SRC: array, C.DST: weights})
+            laid_out.append(weights)
+        return laid_out
+
+
+class RNNKernel:
+    """oneDNN recurrence with the signature of the ``_Recurrence`` Functions (one direction).
+
+    Args:
+        cell: 'lstm' or 'gru' (``reset_after=True``).
+        reverse, has_bias, has_state: As the Function holds them.
+        training: Whether backward will be called (keeps oneDNN's workspace for it).
+    """
+
+    def __init__(self, cell, reverse, has_bias, has_state, training):
+        self.cell, self.reverse, self.training = cell, reverse, training
+        self.has_bias, self.has_state = has_bias, has_state
+
+    def forward(self, x, kernel, recurrent_kernel, *rest):
+        """``(outputs, h_last)`` (GRU) or ``(outputs, h_last, c_last)`` (LSTM)."""
+        self.x = x = np.ascontiguousarray(x, dtype=np.float32)
+        self.kernel = np.ascontiguousarray(kernel, dtype=np.float32)
+        self.recurrent = np.ascontiguousarray(recurrent_kernel, dtype=np.float32)
+        batch, steps, _ = x.shape
+        units = self.recurrent.shape[0]
+        self.bias = self._onednn_bias(rest[0] if self.has_bias else None, units)
+        count = 2 if self.cell == 'lstm' else 1
+        states = rest[int(self.has_bias):] if self.has_state else ()
+        self.states = [np.ascontiguousarray(s, dtype=np.float32) for s in states] or \
+            [np.zeros((batch, units), np.float32)] * count
+        outputs = np.empty((batch, steps, units), np.float32)
+        finals = [np.empty((batch, units), np.float32) for _ in range(count)]
+        self.chunks = batch_chunks(batch, CHUNKS)
+        self.workspaces = {}
+        weights = {size: self._plan(size).weights(self._plan(size).forward, self.kernel,
+                                                  self.recurrent)
+                   for size in {stop - start for start, stop in self.chunks}}
+
+        def run(bounds):
+            start, stop = bounds
+            plan, rows = self._plan(stop - start), slice(start, stop)
+            arrays = {C.SRC: x[rows], C.DST: outputs[rows], C.BIAS: self.bias,
+                      C.WEIGHTS: weights[stop - start][0],
+                      C.WEIGHTS_ITER: weights[stop - start][1],
+                      C.SRC_ITER: self.states[0][rows], C.DST_ITER: finals[0][rows]}
+            if self.cell == 'lstm':
+                arrays.update({C.SRC_ITER_C: self.states[1][rows], C.DST_ITER_C: finals[1][rows]})
+            arrays[C.WORKSPACE] = workspace = memory.buffer(plan.forward.bytes(C.WORKSPACE))
+            if self.training:
+                self.workspaces[start] = workspace
+            plan.forward.execute(arrays)
+
+        map_tasks(run, self.chunks)
+        self.outputs, self.finals = outputs, finals
+        return (outputs, *finals)
+
+    def backward(self, grad_outputs, *grad_finals, needs_input_grad):
+        """Gradients in the Function's input order; None where not needed."""
+        grad_outputs = np.ascontiguousarray(grad_outputs, dtype=np.float32)
+        grad_finals = [np.ascontiguousarray(g, dtype=np.float32) for g in grad_finals]
+        grad_x = np.empty_like(self.x)
+        grad_states = [np.empty_like(s) for s in self.states]
+
+        def run(bounds):
+            start, stop = bounds
+            plan, rows = self._plan(stop - start), slice(start, stop)
+            primitive = plan.backward
+            kernel, recurrent = plan.weights(primitive, self.kernel, self.recurrent)
+            grad_kernel = np.empty_like(self.kernel)
+            grad_recurrent = np.empty_like(self.recurrent)
+            grad_bias = np.empty_like(self.bias)
+            arrays = {C.SRC: self.x[rows], C.SRC_ITER: self.states[0][rows],
+                      C.WEIGHTS: kernel, C.WEIGHTS_ITER: recurrent, C.BIAS: self.bias,
+                      C.DST: self.outputs[rows], C.DST_ITER: self.finals[0][rows],
+                      C.DIFF_DST: grad_outputs[rows], C.DIFF_DST_ITER: grad_finals[0][rows],
+                      C.DIFF_SRC: grad_x[rows], C.DIFF_SRC_ITER: grad_states[0][rows],
+                      C.DIFF_WEIGHTS: grad_kernel, C.DIFF_WEIGHTS_ITER: grad_recurrent,
+                      C.DIFF_BIAS: grad_bias, C.WORKSPACE: self.workspaces[start]}
+            if self.cell == 'lstm':
+                arrays.update({
+                    C.SRC_ITER_C: self.states[1][rows], C.DST_ITER_C: self.finals[1][rows],
+                    C.DIFF_DST_ITER_C: grad_finals[1][rows],
+                    C.DIFF_SRC_ITER_C: grad_states[1][rows]})
+            primitive.execute(arrays)
+            return grad_kernel, grad_recurrent, grad_bias
+
+        parts = map_tasks(run, self.chunks)
+        grads = [grad_x, sum_in_order([p[0] for p in parts]),
+                 sum_in_order([p[1] for p in parts])]
+        if self.has_bias:
+            grads.append(self._keras_bias_grad(sum_in_order([p[2] for p in parts])))
+        if self.has_state:
+            grads += grad_states
+        return tuple(g if needed else None for g, needed in zip(grads, needs_input_grad))
+
+    def _onednn_bias(self, bias, units):
+        """oneDNN's (4, u) bias from Keras's: the LSTM's as it is; the GRU's (2, 3u) input and
+        recurrent rows as z and r summed, then the candidate's input and recurrent parts."""
+        if bias is None:
+            return np.zeros((4, units), np.float32)
+        bias = np.asarray(bias, dtype=np.float32)
+        if self.cell == 'lstm':
+            return np.ascontiguousarray(bias.reshape(4, units))
+        rows = bias.reshape(2, 3, units)
+        return np.concatenate([rows[0, :2] + rows[1, :2], rows[:, 2]])
+
+    def _keras_bias_grad(self, grad):
+        """Keras's bias gradient from oneDNN's (4, u) one."""
+        if self.cell == 'lstm':
+            return grad.reshape(-1)
+        both = np.concatenate([grad[:2], grad[2:3]]).reshape(-1)
+        recurrent = np.concatenate([grad[:2], grad[3:4]]).reshape(-1)
+        return np.stack([both, recurrent])
+
+    def _plan(self, n):
+        _, steps, features = self.x.shape
+        units = self.recurrent.shape[0]
+        key = ('rnn', self.cell, self.reverse, n, steps, features, units)
+        return cached(key, lambda: RNNPlan(self.cell, self.reverse, n, steps, features, units))
