@@ -6,7 +6,8 @@ turns failed statuses into :class:`~minidl.compute.cuda.cudnn.api.CudnnError`,
 cache, ``descriptors`` and ``algorithms`` the shared pieces. One module per
 operation (``convolution``, ``pooling``, ``batch_norm``, ``rnn`` with
 ``rnn_weights``) holds a kernel class with the forward and backward of the
-matching Function of ``minidl.functions``; ``minidl.compute.accelerated``
-hands them out. None of them imports CuPy: they take CuPy arrays and reach
-CuPy through ``minidl.compute.cuda.runtime``.
+matching Function of ``minidl.functions``; ``kernels`` hands them out through
+``minidl.compute.vendor``, with the same names as ``onednn.kernels``. None of
+them imports CuPy: they take CuPy arrays and reach CuPy through
+``minidl.compute.cuda.runtime``.
 """
