@@ -33,7 +33,7 @@ PROTOTYPES = {
     'memory_desc_create_with_strides': [PP, I, Dims, I, Dims],
     'memory_desc_create_with_tag': [PP, I, Dims, I, I],
     'memory_desc_destroy': [P],
-    'memory_create': [PP, P, P, P], 'memory_destroy': [P],
+    'memory_create': [PP, P, P, P], 'memory_destroy': [P], 'memory_set_data_handle': [P, P],
     'primitive_desc_query': [P, I, I, P], 'primitive_desc_destroy': [P],
     'primitive_create': [PP, P], 'primitive_destroy': [P],
     'primitive_execute': [P, P, I, ctypes.POINTER(ExecArg)],

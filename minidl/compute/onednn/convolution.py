@@ -127,7 +127,7 @@ class Conv2DKernel:
             for size, pads, dilation, k, stride in zip(
                 sizes, self.pads, self.dilations, (kh, kw), self.strides))
         y = np.empty(self._y_shape(n), np.float32)
-        self.chunks = batch_chunks(n)
+        self.chunks = batch_chunks(n, work=y.size * kh * kw * self.kernel.shape[2])
         weights = {size: self._plan(size).weights_in('forward', self.kernel)
                    for size in {stop - start for start, stop in self.chunks}}
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)

@@ -69,7 +69,7 @@ class Pool2DKernel:
         self.out_size = tuple((size + sum(pads) - window) // stride + 1 for size, pads, window,
                               stride in zip(sizes, self.pads, self.window, self.strides))
         y = np.empty(self._shape(x.shape, self.out_size, x.shape[0]), np.float32)
-        self.chunks = batch_chunks(x.shape[0])
+        self.chunks = batch_chunks(x.shape[0], work=y.size * self.window[0] * self.window[1])
         self.workspaces = {}
 
         def pool(bounds):

@@ -134,7 +134,8 @@ class RNNKernel:
             [np.zeros((batch, units), np.float32)] * count
         outputs = np.empty((batch, steps, units), np.float32)
         finals = [np.empty((batch, units), np.float32) for _ in range(count)]
-        self.chunks = batch_chunks(batch, CHUNKS)
+        work = self.kernel.shape[1] * (self.kernel.shape[0] + units) * batch * steps
+        self.chunks = batch_chunks(batch, work, CHUNKS)
         self.workspaces = {}
         weights = {size: self._plan(size).weights(self._plan(size).forward, self.kernel,
                                                   self.recurrent)

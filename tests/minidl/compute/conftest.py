@@ -3,7 +3,7 @@
 import pytest
 
 import minidl
-from minidl.compute import threads
+from minidl.compute import threads, vendor
 
 
 @pytest.fixture
@@ -12,3 +12,30 @@ def two_threads(monkeypatch):
     monkeypatch.setattr(minidl.config, 'num_threads', 2)
     yield
     threads._blas.release()  # the pool's hold on BLAS would outlast the test
+
+
+@pytest.fixture
+def onednn_on(monkeypatch):
+    """oneDNN required for one test, and test-sized batches cut into chunks as large ones are."""
+    from minidl.compute.onednn import primitive
+    monkeypatch.setattr(minidl.config, 'use_onednn', 'always')
+    monkeypatch.setattr(primitive, 'MIN_CHUNK_WORK', 1)
+    vendor.forget()
+    yield
+    vendor.forget()
+
+
+@pytest.fixture
+def executed(monkeypatch):
+    """The oneDNN primitives run during the test, in order."""
+    from minidl.compute.onednn import primitive
+    ran = []
+    execute = primitive.Primitive.execute
+
+    def spy(self, *args, **kwargs):
+        ran.append(self)
+        return execute(self, *args, **kwargs)
+
+    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
+    return ran
+

@@ -9,8 +9,8 @@ import pytest
 
 import minidl
 from minidl import config, layers, models, optimizers
-from minidl.compute import threads, vendor
-from minidl.compute.onednn import api, primitive
+from minidl.compute import vendor
+from minidl.compute.onednn import api
 from minidl.compute.onednn.batch_norm import BatchNormInferenceKernel, BatchNormKernel
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.functions.normalization import BatchNorm, BatchNormInference, batch_norm
@@ -21,6 +21,8 @@ try:
 except OnednnUnavailable as error:
     pytest.skip(f'oneDNN does not load, so its batch normalization cannot be tested: {error}',
                 allow_module_level=True)
+
+from tests.minidl.compute.onednn_support import on_threads
 
 torch = pytest.importorskip('torch')
 
@@ -161,28 +163,6 @@ CASES = [
 KERNELS = {True: BatchNormKernel, False: BatchNormInferenceKernel}
 
 
-@pytest.fixture
-def onednn_on(monkeypatch):
-    monkeypatch.setattr(config, 'use_onednn', 'always')
-    vendor.forget()
-    yield
-    vendor.forget()
-
-
-@pytest.fixture
-def executed(monkeypatch):
-    """The oneDNN primitives run during the test, in order."""
-    ran = []
-    execute = primitive.Primitive.execute
-
-    def spy(self, *args, **kwargs):
-        ran.append(self)
-        return execute(self, *args, **kwargs)
-
-    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
-    return ran
-
-
 @pytest.mark.parametrize('training', [True, False], ids=['training', 'inference'])
 @pytest.mark.parametrize('case', CASES, ids=str)
 def test_onednn_matches_torch(case, training, onednn_on):
@@ -269,17 +249,14 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
 
 
 def _on_threads(count, case, monkeypatch, fresh_primitives):
-    monkeypatch.setattr(config, 'num_threads', count)
-    if fresh_primitives:  # made under this thread count, as in a process that only ever had it
-        monkeypatch.setattr(primitive, '_cache', {})
-    try:
+    def run():
         training, training_kernel = case.run_minidl(training=True)
         inference, inference_kernel = case.run_minidl(training=False, needs_grad=False)
         assert isinstance(training_kernel, BatchNormKernel)
         assert isinstance(inference_kernel, BatchNormInferenceKernel)
         return training + inference
-    finally:
-        threads._blas.release()
+
+    return on_threads(monkeypatch, count, fresh_primitives, run)
 
 
 @pytest.mark.parametrize('fresh_primitives', [False, True], ids=['shared', 'fresh'])

@@ -8,8 +8,8 @@ import pytest
 
 import minidl
 from minidl import config, layers, models, optimizers
-from minidl.compute import threads, vendor
-from minidl.compute.onednn import api, primitive
+from minidl.compute import vendor
+from minidl.compute.onednn import api
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.functions.conv import Conv2D, conv1d, conv2d
@@ -20,6 +20,8 @@ try:
 except OnednnUnavailable as error:
     pytest.skip(f'oneDNN does not load, so its convolution cannot be tested: {error}',
                 allow_module_level=True)
+
+from tests.minidl.compute.onednn_support import on_threads
 
 torch = pytest.importorskip('torch')
 
@@ -142,28 +144,6 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def onednn_on(monkeypatch):
-    monkeypatch.setattr(config, 'use_onednn', 'always')
-    vendor.forget()
-    yield
-    vendor.forget()
-
-
-@pytest.fixture
-def executed(monkeypatch):
-    """The oneDNN primitives run during the test, in order."""
-    ran = []
-    execute = primitive.Primitive.execute
-
-    def spy(self, *args, **kwargs):
-        ran.append(self)
-        return execute(self, *args, **kwargs)
-
-    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
-    return ran
-
-
 @pytest.mark.parametrize('case', CASES, ids=str)
 def test_onednn_matches_torch(case, onednn_on):
     actual, vendor_kernel = case.run_minidl()
@@ -218,13 +198,8 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
 
 
 def _on_threads(count, case, monkeypatch, fresh_primitives):
-    monkeypatch.setattr(config, 'num_threads', count)
-    if fresh_primitives:  # made under this thread count, as in a process that only ever had it
-        monkeypatch.setattr(primitive, '_cache', {})
-    try:
-        return case.run_minidl()[0]
-    finally:
-        threads._blas.release()
+    return on_threads(monkeypatch, count, fresh_primitives,
+                      lambda: case.run_minidl()[0])
 
 
 # Batches of 5 and 6: chunks of unequal size (2, 2, 1 / 2, 2, 2), spread over both threads.

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from minidl import config
-from minidl.compute import threads, vendor
-from minidl.compute.onednn import api, primitive
+from minidl.compute.onednn import api
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.compute.onednn.pooling import Pool2DKernel
 from minidl.functions.pooling import avg_pool2d, max_pool2d
@@ -22,6 +21,8 @@ try:
 except OnednnUnavailable as error:
     pytest.skip(f'oneDNN does not load, so its pooling cannot be tested: {error}',
                 allow_module_level=True)
+
+from tests.minidl.compute.onednn_support import on_threads
 
 torch = pytest.importorskip('torch')
 
@@ -146,28 +147,6 @@ CASES = [
 MAX_CASES = [case for case in CASES if case.kind == 'max']
 
 
-@pytest.fixture
-def onednn_on(monkeypatch):
-    monkeypatch.setattr(config, 'use_onednn', 'always')
-    vendor.forget()
-    yield
-    vendor.forget()
-
-
-@pytest.fixture
-def executed(monkeypatch):
-    """The oneDNN primitives run during the test, in order."""
-    ran = []
-    execute = primitive.Primitive.execute
-
-    def spy(self, *args, **kwargs):
-        ran.append(self)
-        return execute(self, *args, **kwargs)
-
-    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
-    return ran
-
-
 def test_the_cases_cover_uneven_same_padding():
     pads = [pair for case in CASES if case.padding == 'same' for pair in case.pads]
     assert all(after in (before, before + 1) for before, after in pads)
@@ -286,13 +265,8 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
 
 
 def _on_threads(count, case, monkeypatch, fresh_primitives):
-    monkeypatch.setattr(config, 'num_threads', count)
-    if fresh_primitives:  # made under this thread count, as in a process that only ever had it
-        monkeypatch.setattr(primitive, '_cache', {})
-    try:
-        return case.run_minidl()[0]
-    finally:
-        threads._blas.release()
+    return on_threads(monkeypatch, count, fresh_primitives,
+                      lambda: case.run_minidl()[0])
 
 
 # Batches of 5 and 6: chunks of unequal size (2, 2, 1 / 2, 2, 2), spread over both threads.

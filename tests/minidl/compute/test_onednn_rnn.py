@@ -12,8 +12,8 @@ import pytest
 
 import minidl
 from minidl import config, layers, models, no_grad, optimizers
-from minidl.compute import threads, vendor
-from minidl.compute.onednn import api, primitive
+from minidl.compute import vendor
+from minidl.compute.onednn import api
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.compute.onednn.rnn import RNNKernel
 from minidl.functions.gru import bidirectional_gru, gru
@@ -26,6 +26,8 @@ try:
 except OnednnUnavailable as error:
     pytest.skip(f'oneDNN does not load, so its recurrences cannot be tested: {error}',
                 allow_module_level=True)
+
+from tests.minidl.compute.onednn_support import on_threads
 
 torch = pytest.importorskip('torch')
 
@@ -235,28 +237,6 @@ LSTM_CASE, GRU_CASE = CASES[1], CASES[7]  # batch 5: chunks of 3 and 2
 BIDIRECTIONAL = [CASES[4], CASES[10]]
 
 
-@pytest.fixture
-def onednn_on(monkeypatch):
-    monkeypatch.setattr(config, 'use_onednn', 'always')
-    vendor.forget()
-    yield
-    vendor.forget()
-
-
-@pytest.fixture
-def executed(monkeypatch):
-    """The oneDNN primitives run during the test, in order."""
-    ran = []
-    execute = primitive.Primitive.execute
-
-    def spy(self, *args, **kwargs):
-        ran.append(self)
-        return execute(self, *args, **kwargs)
-
-    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
-    return ran
-
-
 def _all_onednn(case, kernels):
     assert len(kernels) == (2 if case.bidirectional else 1)
     return all(type(k) is RNNKernel for k in kernels)
@@ -398,15 +378,12 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
 
 
 def _on_threads(count, case, monkeypatch, fresh_primitives):
-    monkeypatch.setattr(config, 'num_threads', count)
-    if fresh_primitives:  # made under this thread count, as in a process that only ever had it
-        monkeypatch.setattr(primitive, '_cache', {})
-    try:
+    def run():
         arrays, kernels = case.run_minidl()
         assert _all_onednn(case, kernels)
         return arrays
-    finally:
-        threads._blas.release()
+
+    return on_threads(monkeypatch, count, fresh_primitives, run)
 
 
 @pytest.mark.parametrize('fresh_primitives', [False, True], ids=['shared', 'fresh'])
