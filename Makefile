@@ -17,7 +17,8 @@ install: $(VENV)/.installed
 # with a vendor branch run once more on the reference code alone.
 REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/test_pooling.py \
 	tests/minidl/functions/test_conv_transpose.py tests/minidl/functions/test_normalization.py \
-	tests/minidl/test_determinism.py
+	tests/minidl/functions/test_depthwise.py tests/minidl/functions/test_lstm.py \
+	tests/minidl/functions/test_gru.py tests/minidl/test_determinism.py
 
 test: install
 	$(PYTHON) -m pytest

@@ -14,11 +14,17 @@ offset's slice times the output gradient, and the input gradient adds each
 offset's weighted output gradient back into that slice (col2im by offsets,
 no ``add.at``).
 
+That is the reference code. The depthwise convolution runs the vendor
+library's kernel instead where one serves it (:mod:`minidl.compute.vendor`:
+oneDNN's grouped convolution for float32 numpy arrays); ``vendor_kernel``
+shows which branch a call took (None: the reference code).
+
 A separable convolution is a depthwise convolution followed by a 1x1
 convolution (``pointwise_kernel`` ``(1, 1, in*multiplier, filters)``); the
 1-D forms run the 2-D ones on a height-1 image.
 """
 
+from minidl.compute import vendor
 from minidl.functions.array import expand_dims, squeeze
 from minidl.functions.conv import _as_int, _channels_first, _shape, conv2d
 from minidl.functions.windows import as_pair, output_size, pad_spatial, resolve_padding
@@ -50,7 +56,22 @@ class DepthwiseConv2D(Function):
                         slice(j * dw, j * dw + (out_size[1] - 1) * sw + 1, sw)))
                 for i in range(kh) for j in range(kw)]
 
+    vendor_kernel = None
+
     def forward(self, x, kernel, *bias):
+        self.vendor_kernel = vendor.kernel(
+            self.xp, 'depthwise_conv2d', self.xp.result_type(x, kernel), strides=self.strides,
+            pads=self.pads, dilations=self.dilations, channels_first=self.channels_first)
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.forward(x, kernel, *bias)
+        return self._forward_reference(x, kernel, *bias)
+
+    def backward(self, grad):
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.backward(grad, self.needs_input_grad)
+        return self._backward_reference(grad)
+
+    def _forward_reference(self, x, kernel, *bias):
         xp = self.xp
         spatial = (2, 3) if self.channels_first else (1, 2)
         if self.pads != ((0, 0), (0, 0)):
@@ -82,7 +103,7 @@ class DepthwiseConv2D(Function):
         self.x = x if self.needs_input_grad[1] else None
         return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)) if self.channels_first else y
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp = self.xp
         if self.channels_first:
             grad = grad.transpose(0, 2, 3, 1)

@@ -9,7 +9,10 @@ fastest kernels (``brgconv`` / ``jit``; plain weights would select its
 reference code, thousands of times slower). The Keras kernel is reordered
 into that layout once per call and the weight gradient back out of it.
 oneDNN pads each side by its own amount, so TensorFlow's 'same' padding
-needs no copy.
+needs no copy. A depthwise convolution is oneDNN's grouped convolution with
+one group per input channel: a Keras depthwise kernel ``(kh, kw, in,
+multiplier)`` is oneDNN's ``(groups=in, multiplier, 1, kh, kw)`` weights, and
+output channel ``c*multiplier + m`` is TensorFlow's order too.
 
 The batch is cut into chunks fixed by its size alone
 (:func:`~minidl.compute.onednn.primitive.batch_chunks`), run as tasks of
@@ -37,14 +40,19 @@ class ConvolutionPlan:
     """
 
     def __init__(self, x_shape, kernel_shape, y_shape, strides, pads, dilations,
-                 channels_first, bias):
+                 channels_first, bias, depthwise):
         data_axes = (0, 1, 2, 3) if channels_first else (0, 3, 1, 2)
         self.x = memory.of_shape(x_shape, data_axes)
         self.y = memory.of_shape(y_shape, data_axes)
-        self.keras_kernel = memory.of_shape(kernel_shape, (3, 2, 0, 1))
         kh, kw, channels, out = kernel_shape
-        self.weights = memory.any_format((out, channels, kh, kw))
-        self.bias = memory.strided((out,), (1,)) if bias else None
+        if depthwise:  # (kh, kw, in, multiplier) seen as (kh, kw, in, multiplier, 1)
+            self.keras_kernel = memory.of_shape(kernel_shape + (1,), (2, 3, 4, 0, 1))
+            self.weights = memory.any_format((channels, out, 1, kh, kw))
+        else:
+            self.keras_kernel = memory.of_shape(kernel_shape, (3, 2, 0, 1))
+            self.weights = memory.any_format((out, channels, kh, kw))
+        outputs = channels * out if depthwise else out
+        self.bias = memory.strided((outputs,), (1,)) if bias else None
         # oneDNN counts dilation from 0 (no gap), Keras from 1.
         self.geometry = (api.dims(strides), api.dims([d - 1 for d in dilations]),
                          api.dims([before for before, _ in pads]),
@@ -108,11 +116,12 @@ class Conv2DKernel:
     Args:
         strides, pads, dilations, channels_first: As ``Conv2D`` holds them
             (``pads`` is ((top, bottom), (left, right))).
+        depthwise: A depthwise convolution (``DepthwiseConv2D``'s kernel).
     """
 
-    def __init__(self, strides, pads, dilations, channels_first):
+    def __init__(self, strides, pads, dilations, channels_first, depthwise=False):
         self.strides, self.pads, self.dilations = tuple(strides), tuple(pads), tuple(dilations)
-        self.channels_first = channels_first
+        self.channels_first, self.depthwise = channels_first, depthwise
 
     def forward(self, x, kernel, bias=None):
         """The convolution of ``x`` with the Keras ``kernel``, plus ``bias``."""
@@ -120,14 +129,15 @@ class Conv2DKernel:
         self.kernel = np.ascontiguousarray(kernel, dtype=np.float32)
         self.has_bias = bias is not None
         n = self.x.shape[0]
-        kh, kw, _, out = self.kernel.shape
+        kh, kw, channels, _ = self.kernel.shape
         sizes = self.x.shape[2:] if self.channels_first else self.x.shape[1:3]
         self.out_size = tuple(
             (size + sum(pads) - dilation * (k - 1) - 1) // stride + 1
             for size, pads, dilation, k, stride in zip(
                 sizes, self.pads, self.dilations, (kh, kw), self.strides))
         y = np.empty(self._y_shape(n), np.float32)
-        self.chunks = batch_chunks(n, work=y.size * kh * kw * self.kernel.shape[2])
+        depth = 1 if self.depthwise else channels  # inputs per output
+        self.chunks = batch_chunks(n, work=y.size * kh * kw * depth)
         weights = {size: self._plan(size).weights_in('forward', self.kernel)
                    for size in {stop - start for start, stop in self.chunks}}
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)
@@ -174,7 +184,7 @@ class Conv2DKernel:
 
     def _weight_grads(self, grad):
         """The kernel gradient and the bias's (or None), summed over the chunks in order."""
-        out = self.kernel.shape[-1]
+        out = self._out_channels()
 
         def backward_weights(bounds):
             start, stop = bounds
@@ -194,15 +204,19 @@ class Conv2DKernel:
         grad_bias = sum_in_order([bias for _, bias in parts]) if self.has_bias else None
         return grad_kernel, grad_bias
 
+    def _out_channels(self):
+        _, _, channels, out = self.kernel.shape
+        return channels * out if self.depthwise else out
+
     def _y_shape(self, n):
-        out = self.kernel.shape[-1]
+        out = self._out_channels()
         return (n, out) + self.out_size if self.channels_first else (n,) + self.out_size + (out,)
 
     def _plan(self, n):
         x_shape = (n,) + self.x.shape[1:]
         key = ('conv2d', x_shape, self.kernel.shape, self.strides, self.pads, self.dilations,
-               self.channels_first, self.has_bias)
+               self.channels_first, self.has_bias, self.depthwise)
         return cached(key, lambda: ConvolutionPlan(
             x_shape, self.kernel.shape, self._y_shape(n), self.strides, self.pads,
-            self.dilations, self.channels_first, self.has_bias))
+            self.dilations, self.channels_first, self.has_bias, self.depthwise))
 

@@ -20,6 +20,13 @@ def conv2d(dtype, strides, pads, dilations, channels_first):
     return Conv2DKernel(strides, pads, dilations, channels_first)
 
 
+def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):
+    """A depthwise convolution kernel for ``functions.depthwise.DepthwiseConv2D`` (float32)."""
+    if dtype != np.float32:
+        return None
+    return Conv2DKernel(strides, pads, dilations, channels_first, depthwise=True)
+
+
 def pool2d(dtype, kind, window, strides, pads, channels_first):
     """A 'max' or 'average' pooling kernel for ``functions.pooling`` (float32)."""
     if dtype != np.float32:

@@ -16,6 +16,11 @@ def conv2d(dtype, strides, pads, dilations, channels_first):
     return Conv2DKernel(strides, pads, dilations, channels_first)
 
 
+def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):
+    """Not bound: depthwise convolutions keep the CuPy reference code on the GPU."""
+    return None
+
+
 def pool2d(dtype, kind, window, strides, pads, channels_first):
     """A 'max' or 'average' pooling kernel for ``functions.pooling``."""
     return _pooling.pool_kernel(kind, window, strides, pads, channels_first)
