@@ -7,11 +7,16 @@ Each row builds the same computation in both frameworks from the same data
 channels-last default, transposed before timing), times forward + backward of
 ``output.sum()`` step by step, and prints the ratio of medians minidl/PyTorch.
 Gradients are asked only where the workload needs them: a network's first
-layer needs none for its input.
+layer needs none for its input. Each framework times every row in a process
+of its own (``--framework torch``, then ``minidl``), so that neither's idle
+threads spin into the other's time.
 """
 
 import argparse
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import torch
@@ -114,29 +119,49 @@ def forward_backward(forward):
     return step
 
 
+def time_rows(framework, steps, warmup, only):
+    """Yield ``(row name, timing)`` of every row (containing ``only``) for one framework."""
+    side = 0 if framework == 'minidl' else 1
+    for name, make in CASES.items():
+        if only in name:
+            yield name, time_steps(forward_backward(make()[side]), steps, warmup)
+
+
+def _rows_in_child(framework, args):
+    command = [sys.executable, '-m', 'benchmarks.kernels', '--framework', framework,
+               '--steps', str(args.steps), '--warmup', str(args.warmup), '--only', args.only]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f'the {framework} timing process failed (exit {done.returncode})')
+    return dict(json.loads(line) for line in done.stdout.splitlines())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--steps', type=int, default=20)
     parser.add_argument('--warmup', type=int, default=3)
     parser.add_argument('--only', default='', help='run the rows whose name contains this')
     parser.add_argument('--json', help='also append one JSON line per row to this file')
+    parser.add_argument('--framework', choices=('minidl', 'torch'),
+                        help='time one framework in this process; print JSON lines')
     args = parser.parse_args(argv)
-    torch.set_num_threads(2)
+    torch.set_num_threads(len(os.sched_getaffinity(0)) if args.framework == 'torch' else 1)
+    if args.framework:
+        for row in time_rows(args.framework, args.steps, args.warmup, args.only):
+            print(json.dumps(row), flush=True)
+        return
+    theirs, mine = _rows_in_child('torch', args), _rows_in_child('minidl', args)
     print(f"{'kernel (forward + backward)':40s} {'minidl ms':>10s} {'torch ms':>10s} "
           f"{'ratio':>6s} {'foreign cpu %':>14s}")
-    for name, make in CASES.items():
-        if args.only not in name:
-            continue
-        ours, theirs = make()
-        mine = time_steps(forward_backward(ours), args.steps, args.warmup)
-        reference = time_steps(forward_backward(theirs), args.steps, args.warmup)
-        ratio = mine['median_ms'] / reference['median_ms']
-        foreign = max(mine['foreign_cpu_pct'], reference['foreign_cpu_pct'])
-        print(f"{name:40s} {mine['median_ms']:10.2f} {reference['median_ms']:10.2f} "
+    for name, ours in mine.items():
+        reference = theirs[name]
+        ratio = ours['median_ms'] / reference['median_ms']
+        foreign = max(ours['foreign_cpu_pct'], reference['foreign_cpu_pct'])
+        print(f"{name:40s} {ours['median_ms']:10.2f} {reference['median_ms']:10.2f} "
               f"{ratio:6.2f} {foreign:14.1f}", flush=True)
         if args.json:
             with open(args.json, 'a') as out:
-                out.write(json.dumps({'kernel': name, 'minidl': mine, 'torch': reference,
+                out.write(json.dumps({'kernel': name, 'minidl': ours, 'torch': reference,
                                       'ratio': ratio}) + '\n')
 
 
