@@ -13,13 +13,16 @@ def _check_beta(owner, argument, value):
     return value
 
 
-def _update_moments(xp, grad, slots, beta_1, beta_2):
-    """``m = b1 m + (1 - b1) g`` and ``v = b2 v + (1 - b2) g**2``, in place."""
+def _update_moments(xp, grad, slots, beta_1, beta_2, scratch):
+    """``m = b1 m + (1 - b1) g`` and ``v = b2 v + (1 - b2) g**2``, in place; the
+    products go through ``scratch`` (an array of ``grad``'s shape), not new arrays."""
     first, second = slots['m'], slots['v']
     first *= beta_1
-    first += (1.0 - beta_1) * grad
+    first += xp.multiply(grad, 1.0 - beta_1, out=scratch)
     second *= beta_2
-    second += (1.0 - beta_2) * xp.square(grad)
+    squared = xp.square(grad, out=scratch)
+    squared *= 1.0 - beta_2
+    second += squared
     return first, second
 
 
@@ -62,13 +65,16 @@ class Adam(Optimizer):
 
     def update(self, param, grad, slots, step, lr):
         xp = get_array_module(param)
-        first, second = _update_moments(xp, grad, slots, self.beta_1, self.beta_2)
+        scratch = self.scratch(grad)
+        first, second = _update_moments(xp, grad, slots, self.beta_1, self.beta_2, scratch)
         if self.amsgrad:
             second = xp.maximum(slots['vhat'], second, out=slots['vhat'])
         rate = lr * math.sqrt(1.0 - self.beta_2 ** step) / (1.0 - self.beta_1 ** step)
-        denominator = xp.sqrt(second)
+        denominator = xp.sqrt(second, out=self.scratch(grad, 1))
         denominator += self.epsilon
-        param -= rate * first / denominator
+        change = xp.multiply(first, rate, out=scratch)  # rate * m / denominator
+        change /= denominator
+        param -= change
 
     def get_config(self):
         return {**super().get_config(), 'beta_1': self.beta_1, 'beta_2': self.beta_2,
@@ -154,7 +160,8 @@ class Nadam(Optimizer):
 
     def update(self, param, grad, slots, step, lr):
         xp = get_array_module(param)
-        first, second = _update_moments(xp, grad, slots, self.beta_1, self.beta_2)
+        first, second = _update_moments(xp, grad, slots, self.beta_1, self.beta_2,
+                                        self.scratch(grad))
         momentum, momentum_next = self._momentum(step), self._momentum(step + 1)
         product, product_next = self.momentum_cache, self.momentum_cache * momentum_next
         denominator = xp.sqrt(second / (1.0 - self.beta_2 ** step))

@@ -1,5 +1,6 @@
 """Stochastic gradient descent, with Keras's form of (Nesterov) momentum."""
 
+from minidl.compute import get_array_module
 from minidl.optimizers.optimizer import Optimizer, check_number, default_rate
 
 
@@ -37,14 +38,17 @@ class SGD(Optimizer):
         self.slot_names = ('momentum',) if momentum > 0 else ()
 
     def update(self, param, grad, slots, step, lr):
+        # lr * grad goes to a scratch array: the same bits as ``lr * grad``, without a new array.
+        scaled = get_array_module(param).multiply(grad, lr, out=self.scratch(grad))
         if not self.slot_names:
-            param -= lr * grad
+            param -= scaled
             return
         velocity = slots['momentum']
         velocity *= self.momentum
-        velocity -= lr * grad
+        velocity -= scaled
         if self.nesterov:
-            param -= lr * grad - self.momentum * velocity
+            scaled -= self.momentum * velocity
+            param -= scaled
         else:
             param += velocity
 

@@ -69,6 +69,9 @@ class Optimizer:
       ``minidl.compute.get_array_module(param)`` for functions like ``sqrt``.
     - ``get_config()``: the base config plus its hyper-parameters.
 
+    ``update`` may compute its temporaries into :meth:`scratch` arrays
+    rather than new ones (``xp.multiply(grad, lr, out=self.scratch(grad))``).
+
     Optionally: ``elementwise = True`` when ``update`` treats every element
     on its own, which lets large parameters on the CPU be updated piece by
     piece (faster: the pieces stay in the cache); ``state_names``, the names
@@ -119,6 +122,7 @@ class Optimizer:
         self.iterations = 0
         self._params = None
         self._slots = {}
+        self._scratch_arrays = {}  # see scratch()
 
     # ----- learning rate -------------------------------------------------------
 
@@ -270,10 +274,14 @@ class Optimizer:
         params = list(params)
         active, grads = [], []
         for index, param in enumerate(params):
-            if getattr(param, 'grad', None) is None:
+            grad = getattr(param, 'grad', None)
+            if grad is None:
                 continue
-            grad = param.grad.data if isinstance(param.grad, Tensor) else param.grad
-            if grad.shape != param.shape or get_array_module(grad) is not get_array_module(param.data):
+            grad = grad.data if isinstance(grad, Tensor) else grad
+            # Arrays of one type are of one module; only others need the (slower) lookup.
+            other_module = type(grad) is not type(param.data) and \
+                get_array_module(grad) is not get_array_module(param.data)
+            if grad.shape != param.shape or other_module:
                 raise ValueError(f'{self.name}: the gradient of {_name(param, index)!r} has shape '
                                  f'{grad.shape} on {get_array_module(grad).__name__}, its '
                                  f'parameter {param.shape} on {get_array_module(param.data).__name__}')
@@ -298,17 +306,36 @@ class Optimizer:
         """Update the arrays ``param`` and ``slots`` in place; see the class docstring."""
         raise NotImplementedError
 
+    def scratch(self, like, index=0):
+        """An array of ``like``'s shape and dtype for a temporary of :meth:`update`.
+
+        Its values are undefined, and the next call with the same ``index``
+        (and array type and dtype) returns the same memory again: use
+        separate indices for temporaries needed at the same time. A new array
+        of a megabyte costs about as much as the arithmetic on it (its fresh
+        pages fault in), so arrays of up to ``_PIECE`` elements (every piece
+        of an elementwise update on the CPU) are kept and reused; a larger
+        one is allocated anew.
+        """
+        if like.size > _PIECE:
+            return get_array_module(like).empty(like.shape, like.dtype)
+        key = (type(like), like.dtype, index)
+        array = self._scratch_arrays.get(key)
+        if array is None:
+            array = self._scratch_arrays[key] = get_array_module(like).empty(_PIECE, like.dtype)
+        return array[:like.size].reshape(like.shape)
+
     def _update_in_pieces(self, param, grad, slots, step, lr):
-        arrays = [param, grad, *slots.values()]
         # Pieces pay off only for numpy: on a GPU each piece would be more kernel launches.
-        if not (self.elementwise and param.size > _PIECE and get_array_module(param) is np
-                and all(a.flags.c_contiguous for a in arrays)):
-            self.update(param, grad, slots, step, lr)
-            return
-        flat = [a.reshape(-1) for a in arrays]
-        for start in range(0, param.size, _PIECE):
-            pieces = [a[start:start + _PIECE] for a in flat]
-            self.update(pieces[0], pieces[1], dict(zip(slots, pieces[2:])), step, lr)
+        if self.elementwise and param.size > _PIECE and get_array_module(param) is np:
+            arrays = [param, grad, *slots.values()]
+            if all(a.flags.c_contiguous for a in arrays):
+                flat = [a.reshape(-1) for a in arrays]
+                for start in range(0, param.size, _PIECE):
+                    pieces = [a[start:start + _PIECE] for a in flat]
+                    self.update(pieces[0], pieces[1], dict(zip(slots, pieces[2:])), step, lr)
+                return
+        self.update(param, grad, slots, step, lr)
 
     # ----- config --------------------------------------------------------------
 
