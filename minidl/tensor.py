@@ -13,7 +13,7 @@ Python operators (``+``, ``@``, ``x[i]``, ...) and convenience methods
 framework, imports no operation.
 """
 
-import contextlib
+import functools
 import heapq
 import itertools
 
@@ -268,46 +268,49 @@ def _backward(root, grad, retain_graph):
         return
     # Arrays that a leaf may not keep without copying, by id (kept alive, so ids stay unique).
     given = {id(grad): grad}
-    pending = {}  # (id(function), output index) -> gradient summed so far
-    queue, queued, order = [], set(), itertools.count()
-
-    def enqueue(function):
-        # Highest generation first: every consumer of a tensor runs before its creator.
-        if id(function) not in queued:
-            queued.add(id(function))
-            heapq.heappush(queue, (-function.generation, next(order), function))
-
-    pending[(id(root.creator), root._output_index)] = grad
-    enqueue(root.creator)
+    # (id(function), output index) -> gradient summed so far
+    pending = {(id(root.creator), root._output_index): grad}
+    # Highest generation first: every consumer of a tensor runs before its creator.
+    order = itertools.count()
+    queue, queued = [(-root.creator.generation, next(order), root.creator)], {id(root.creator)}
+    # The loop runs once per function of every training step: it reads each
+    # tensor's array directly and inlines its helpers, as their calls cost as much.
     while queue:
         function = heapq.heappop(queue)[2]
-        if function.inputs is None:
+        inputs = function.inputs
+        if inputs is None:
             raise RuntimeError('backward through a graph whose saved arrays were already '
                                'freed; pass retain_graph=True to the first backward()')
-        xp = function.xp
-        grad_outputs = [pending.pop((id(function), i), None)
-                        for i in range(len(function._output_meta))]
-        grad_outputs = [xp.zeros(shape, dtype) if g is None else g
-                        for g, (shape, dtype) in zip(grad_outputs, function._output_meta)]
+        key = id(function)
+        grad_outputs = []
+        for index, (shape, dtype) in enumerate(function._output_meta):
+            grad_output = pending.pop((key, index), None)
+            grad_outputs.append(function.xp.zeros(shape, dtype) if grad_output is None
+                                else grad_output)
         grad_inputs = function.backward(*grad_outputs)
         if not isinstance(grad_inputs, tuple):
             grad_inputs = (grad_inputs,)
-        assert len(grad_inputs) == len(function.inputs), \
+        assert len(grad_inputs) == len(inputs), \
             f'{type(function).__name__}.backward returned {len(grad_inputs)} gradients ' \
-            f'for {len(function.inputs)} inputs'
-        for tensor, grad_input in zip(function.inputs, grad_inputs):
+            f'for {len(inputs)} inputs'
+        for tensor, grad_input in zip(inputs, grad_inputs):
             if grad_input is None or not tensor.requires_grad:
                 continue
-            if grad_input.shape != tensor.shape:
-                grad_input = sum_to_shape(grad_input, tensor.shape)
-            grad_input = grad_input.astype(tensor.dtype, copy=False)
-            if tensor.creator is None:
+            data = tensor.data
+            if grad_input.shape != data.shape:
+                grad_input = sum_to_shape(grad_input, data.shape)
+            if grad_input.dtype != data.dtype:
+                grad_input = grad_input.astype(data.dtype)
+            creator = tensor.creator
+            if creator is None:
                 tensor._accumulate_grad(grad_input, shared=id(grad_input) in given)
                 given[id(grad_input)] = grad_input
                 continue
-            key = (id(tensor.creator), tensor._output_index)
-            pending[key] = grad_input if key not in pending else pending[key] + grad_input
-            enqueue(tensor.creator)
+            slot = (id(creator), tensor._output_index)
+            pending[slot] = grad_input if slot not in pending else pending[slot] + grad_input
+            if id(creator) not in queued:
+                queued.add(id(creator))
+                heapq.heappush(queue, (-creator.generation, next(order), creator))
         if not retain_graph:
             function._release()
 
@@ -353,18 +356,28 @@ def _move(data, xp, dtype):
     return data if dtype is None else data.astype(dtype, copy=False)
 
 
-@contextlib.contextmanager
-def no_grad():
+class no_grad:
     """Context manager (and decorator) under which no graph is recorded.
 
     Use it for inference and for weight updates: operations inside it return
     tensors that do not require gradients and keep no saved arrays. It acts
     on the current thread only: other threads go on recording (or not) as
     they were.
+
+    A class rather than a generator-based context manager: the training
+    loop enters it several times per step, and this costs a fraction.
     """
-    previous = _per_thread.grad_enabled
-    _per_thread.grad_enabled = False
-    try:
-        yield
-    finally:
-        _per_thread.grad_enabled = previous
+
+    def __enter__(self):
+        self._previous = _per_thread.grad_enabled
+        _per_thread.grad_enabled = False
+
+    def __exit__(self, *exc_info):
+        _per_thread.grad_enabled = self._previous
+
+    def __call__(self, function):
+        @functools.wraps(function)
+        def without_grad(*args, **kwargs):
+            with no_grad():  # one per call: calls may nest or run in several threads
+                return function(*args, **kwargs)
+        return without_grad

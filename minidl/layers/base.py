@@ -172,12 +172,13 @@ class Layer:
                 raise TypeError(f'layer {self.name!r}: on symbolic tensors, pass the arguments '
                                 f'after the inputs by keyword')
             return self._call_symbolic(inputs, kwargs)
-        inputs = map_structure(_as_tensor, inputs)
-        if not self.integer_inputs and type(self).build is not Layer.build:
-            # A layer with weights computes in its float dtype: boolean and integer
-            # data (one-hot flags, pixel counts) take it, as fed to a Keras model.
-            inputs = map_structure(lambda x: _as_float(x, self.dtype), inputs)
-        shapes = map_structure_tensors(lambda x: x.shape, inputs)
+        # A layer with weights computes in its float dtype: boolean and integer
+        # data (one-hot flags, pixel counts) take it, as fed to a Keras model.
+        dtype = None if self.integer_inputs or type(self).build is Layer.build else self.dtype
+        # One pass over the inputs and one over the tensors: every layer of a model
+        # runs this on every step.
+        inputs = map_structure(lambda x: _as_float(_as_tensor(x), dtype), inputs)
+        shapes = map_structure(_shape, inputs)
         check_input_specs(self, shapes)  # before build, so bad input creates no weights
         if not self.built:
             self._build_once(shapes)
@@ -482,15 +483,19 @@ def _checked_dtype(layer, dtype):
     return dtype.name
 
 
-def _as_float(value, dtype):
-    """``value`` in ``dtype`` if it is a Tensor of booleans or integers."""
-    if isinstance(value, Tensor) and value.dtype.kind in 'biu':
-        return Tensor._wrap(value.data.astype(dtype))
-    return value
+def _as_float(tensor, dtype):
+    """``tensor`` in ``dtype`` if it holds booleans or integers (and ``dtype`` is not None)."""
+    if dtype is not None and tensor.data.dtype.kind in 'biu':
+        return Tensor._wrap(tensor.data.astype(dtype))
+    return tensor
 
 
 def _as_tensor(value):
     return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def _shape(tensor):
+    return tensor.data.shape
 
 
 def map_structure_tensors(function, structure):

@@ -45,15 +45,17 @@ def run_nodes(nodes, values, training=None, on_value=None):
         on_value: Optional ``on_value(symbol, value) -> value`` through which
             each computed value passes.
     """
+    def lookup(leaf):  # made once, not per node: a model replays its nodes every step
+        return values[id(leaf)] if isinstance(leaf, SymbolicTensor) else leaf
+
     for node in nodes:
         if isinstance(node.layer, InputLayer):
             continue
-        kwargs = map_structure(lambda leaf: value_of(leaf, values), node.kwargs)
+        kwargs = map_structure(lookup, node.kwargs)
         kwargs.setdefault('training', training)  # layers that do not take it drop it
         if node.mask is not None:
-            kwargs['mask'] = map_structure(lambda leaf: value_of(leaf, values), node.mask)
-        results = node.layer(map_structure(lambda leaf: value_of(leaf, values), node.inputs),
-                             **kwargs)
+            kwargs['mask'] = map_structure(lookup, node.mask)
+        results = node.layer(map_structure(lookup, node.inputs), **kwargs)
         for symbol, value in zip(flatten(node.outputs), flatten(results)):
             if id(symbol) not in values:
                 values[id(symbol)] = value if on_value is None else on_value(symbol, value)

@@ -114,8 +114,20 @@ for _name in ['lt', 'le', 'gt', 'ge', 'neg', 'abs', 'getitem']:
 
 
 def is_symbolic(structure):
-    """Whether any leaf of ``structure`` is a :class:`SymbolicTensor`."""
-    return any(isinstance(leaf, SymbolicTensor) for leaf in flatten(structure))
+    """Whether any leaf of ``structure`` is a :class:`SymbolicTensor`.
+
+    Every layer call asks, so the structure is walked in place, not flattened.
+    """
+    if isinstance(structure, SymbolicTensor):
+        return True
+    if isinstance(structure, dict):
+        structure = structure.values()
+    elif not isinstance(structure, (list, tuple)):
+        return False
+    for item in structure:
+        if is_symbolic(item):
+            return True
+    return False
 
 
 def get_source_inputs(tensor):
