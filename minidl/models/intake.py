@@ -88,14 +88,16 @@ class DataIntake:
                 if array.ndim == 0:
                     raise ValueError(f'{method}: {what}[{index}] is a scalar; it needs a first '
                                      f'axis that runs over the samples')
-        lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
-        lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
         temporal = self._temporal_weights()
         weight = None
         if sample_weight is not None:
             weight = checked_sample_weight(sample_weight, temporal)
-            lengths['sample_weight'] = len(weight)
-        if len(set(lengths.values())) > 1:
+        if len({len(a) for a in xs + (ys or []) + ([] if weight is None else [weight])}) > 1:
+            # The names only for the message: train_on_batch runs this every step.
+            lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
+            lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
+            if weight is not None:
+                lengths['sample_weight'] = len(weight)
             raise ValueError(f'the arrays have different numbers of samples: {lengths}')
         if class_weight is not None:
             if ys is None or len(ys) != 1:

@@ -229,7 +229,7 @@ def _check_class_indices(labels, output_shape, where):
     classes = output_shape[-1]
     if classes is None or not labels.size:
         return
-    indices = labels.astype(np.int64)  # floats are truncated, as the loss does
+    indices = labels.astype(np.int64, copy=False)  # floats are truncated, as the loss does
     low, high = int(indices.min()), int(indices.max())
     if low < 0 or high >= classes:
         raise ValueError(f'{where}: sparse_categorical_crossentropy labels must lie in '
@@ -266,7 +266,11 @@ def _as_target(target):
     beside a (samples, 1) output, rather than broadcasting to (samples, samples).
     """
     target = target if isinstance(target, Tensor) else Tensor(np.asarray(target))
-    return target.reshape(len(target), 1) if target.ndim == 1 else target
+    if target.ndim != 1:
+        return target
+    # Targets are data (Batch.take wraps arrays; they never require gradients), so the
+    # column is a view of the array, not an operation recorded like the model's.
+    return Tensor._wrap(target.data.reshape(len(target), 1))
 
 
 def _is_temporal(mode):
