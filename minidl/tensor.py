@@ -235,8 +235,10 @@ class Function:
         self.needs_input_grad = tuple([grad_enabled and x.requires_grad for x in inputs])
         outputs = self.forward(*data)
         single = not isinstance(outputs, tuple)
-        # numpy reductions return scalars, not arrays: keep every tensor's data an array.
-        outputs = [self.xp.asarray(y) for y in ((outputs,) if single else outputs)]
+        # numpy reductions return scalars, not arrays: keep every tensor's data an array
+        # (an ndarray, the usual output, is one already).
+        outputs = [y if type(y) is np.ndarray else self.xp.asarray(y)
+                   for y in ((outputs,) if single else outputs)]
         results = tuple([Tensor._wrap(y) for y in outputs])
         if any(self.needs_input_grad):
             self.inputs = inputs

@@ -321,7 +321,7 @@ class Optimizer:
             return get_array_module(like).empty(like.shape, like.dtype)
         key = (type(like), like.dtype, index)
         array = self._scratch_arrays.get(key)
-        if array is None:
+        if array is None or array.size < like.size:
             array = self._scratch_arrays[key] = get_array_module(like).empty(_PIECE, like.dtype)
         return array[:like.size].reshape(like.shape)
 
