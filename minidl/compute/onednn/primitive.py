@@ -18,6 +18,7 @@ process may use. Kernels whose sums would change with the count (the weight
 gradients) ask for one thread.
 """
 
+import collections
 import ctypes
 import threading
 
@@ -30,7 +31,8 @@ MIN_CHUNK_WORK = 1 << 21  # multiply-adds: about 50 us on one core, against a ~6
 
 _local = threading.local()  # .stream, .omp_threads: per calling thread
 _engine = None
-_cache, _cache_lock = {}, threading.Lock()
+_cache, _cache_lock = collections.OrderedDict(), threading.Lock()
+MAX_CACHED = 256
 
 
 def engine():
@@ -169,13 +171,21 @@ def reorder(source, target):
 
 
 def cached(key, make):
-    """The primitive (or group of them) stored under ``key``, made by ``make()`` once."""
-    value = _cache.get(key)
-    if value is None:
-        with _cache_lock:
-            value = _cache.get(key)
-            if value is None:
-                value = _cache[key] = make()
+    """The primitive (or group of them) stored under ``key``, made by ``make()`` once.
+
+    The :data:`MAX_CACHED` most recently used are kept: shapes that change
+    from batch to batch (sequences of every length) must not grow the
+    process without bound. One dropped between a kernel's forward and its
+    backward is made again, the same way (its layouts follow from the key).
+    """
+    with _cache_lock:
+        value = _cache.get(key)
+        if value is None:
+            value = _cache[key] = make()
+            while len(_cache) > MAX_CACHED:
+                _cache.popitem(last=False)
+        else:
+            _cache.move_to_end(key)
     return value
 
 
