@@ -1,5 +1,7 @@
 """Helpers shared by the oneDNN kernel tests (their fixtures are in conftest.py)."""
 
+import collections
+
 import minidl
 from minidl.compute import threads
 from minidl.compute.onednn import primitive
@@ -10,7 +12,7 @@ def on_threads(monkeypatch, count, fresh_primitives, run):
     oneDNN primitives are made anew, as in a process that only ever had that count."""
     monkeypatch.setattr(minidl.config, 'num_threads', count)
     if fresh_primitives:
-        monkeypatch.setattr(primitive, '_cache', {})
+        monkeypatch.setattr(primitive, '_cache', collections.OrderedDict())
     try:
         return run()
     finally:
