@@ -14,12 +14,15 @@ one group per input channel: a Keras depthwise kernel ``(kh, kw, in,
 multiplier)`` is oneDNN's ``(groups=in, multiplier, 1, kh, kw)`` weights, and
 output channel ``c*multiplier + m`` is TensorFlow's order too.
 
-The batch is cut into chunks fixed by its size alone
+The batch is cut into chunks fixed by the shapes alone
 (:func:`~minidl.compute.onednn.primitive.batch_chunks`), run as tasks of
-minidl's pool; the weight and bias gradients are the chunks' parts
-summed in chunk order, each computed by a one-thread call. The bits of every
-result therefore depend on the shapes and the CPU's instruction set, never
-on how many threads, ranks or pool workers there are.
+minidl's pool; the weight and bias gradients are the chunks' parts summed in
+chunk order, each computed by a one-thread call. The forward and the input
+gradient sum over no image's neighbours in the batch, and oneDNN splits
+their work among its threads without splitting any output's sum (tested:
+the same bits on one and two threads). The bits of every result therefore
+depend on the shapes and the CPU's instruction set, never on how many
+threads, ranks or pool workers there are.
 """
 
 import numpy as np
