@@ -1,5 +1,7 @@
 """Which array module (numpy or CuPy) an array belongs to, and conversions."""
 
+import sys
+
 import numpy as np
 
 
@@ -10,7 +12,6 @@ def _cupy():
     ``sys.modules`` avoids importing CuPy (slow, and possibly absent) just to
     classify numpy arrays.
     """
-    import sys
     return sys.modules.get('cupy')
 
 
