@@ -15,11 +15,12 @@ on every call (the optimizer changes them between steps).
 
 The batch runs in fixed chunks on minidl's pool, each call on one thread;
 the weight gradients are the chunks' parts summed in chunk order, so no bit
-depends on the number of threads. A direction's batch is cut into
-:data:`CHUNKS` chunks (fewer than a convolution's: smaller chunks would make
-the per-step products too thin), the same for a bidirectional layer, whose
-directions are tasks of their own already, so that its result is bitwise
-that of its two directions run apart.
+depends on the number of threads. A direction's batch is cut into at most
+:data:`CHUNKS` chunks of at least :data:`MIN_CHUNK_ROWS` sequences: the
+per-step products of thinner chunks run far below the machine's speed. The
+rule is the same for a bidirectional layer, whose directions are tasks of
+their own already, so that its result is bitwise that of its two directions
+run apart.
 """
 
 import numpy as np
@@ -30,6 +31,7 @@ from minidl.compute.threads import map_tasks, sum_in_order
 
 THREADS = 1  # the weight gradients sum over the batch and the steps
 CHUNKS = 2
+MIN_CHUNK_ROWS = 16
 GATES = {'lstm': 4, 'gru': 3}
 C = constants
 
@@ -135,7 +137,7 @@ class RNNKernel:
         outputs = np.empty((batch, steps, units), np.float32)
         finals = [np.empty((batch, units), np.float32) for _ in range(count)]
         work = self.kernel.shape[1] * (self.kernel.shape[0] + units) * batch * steps
-        self.chunks = batch_chunks(batch, work, CHUNKS)
+        self.chunks = batch_chunks(batch, work, min(CHUNKS, max(1, batch // MIN_CHUNK_ROWS)))
         self.workspaces = {}
         weights = {size: self._plan(size).weights(self._plan(size).forward, self.kernel,
                                                   self.recurrent)

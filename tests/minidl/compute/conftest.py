@@ -17,9 +17,10 @@ def two_threads(monkeypatch):
 @pytest.fixture
 def onednn_on(monkeypatch):
     """oneDNN required for one test, and test-sized batches cut into chunks as large ones are."""
-    from minidl.compute.onednn import primitive
+    from minidl.compute.onednn import primitive, rnn
     monkeypatch.setattr(minidl.config, 'use_onednn', 'always')
     monkeypatch.setattr(primitive, 'MIN_CHUNK_WORK', 1)
+    monkeypatch.setattr(rnn, 'MIN_CHUNK_ROWS', 1)
     vendor.forget()
     yield
     vendor.forget()
