@@ -2,9 +2,36 @@
 
 import collections
 
+import pytest
+
 import minidl
 from minidl.compute import threads
-from minidl.compute.onednn import primitive
+from minidl.compute.onednn import api, primitive
+from minidl.compute.onednn.library import OnednnUnavailable
+
+
+def require_onednn(what):
+    """Skip the calling test module, saying why, where oneDNN does not load."""
+    try:
+        api.functions()
+    except OnednnUnavailable as error:
+        pytest.skip(f'oneDNN does not load, so {what} cannot be tested: {error}',
+                    allow_module_level=True)
+
+
+def vendor_kernels_seen(patch, function_class):
+    """A list that collects the ``vendor_kernel`` of each ``function_class`` call, right
+    after its forward (``patch`` is a ``MonkeyPatch``)."""
+    seen = []
+    forward = function_class.forward
+
+    def spy(self, *arrays):
+        result = forward(self, *arrays)
+        seen.append(self.vendor_kernel)
+        return result
+
+    patch.setattr(function_class, 'forward', spy)
+    return seen
 
 
 def on_threads(monkeypatch, count, fresh_primitives, run):

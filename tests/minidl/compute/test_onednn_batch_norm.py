@@ -10,19 +10,14 @@ import pytest
 import minidl
 from minidl import config, layers, models, optimizers
 from minidl.compute import vendor
-from minidl.compute.onednn import api
 from minidl.compute.onednn.batch_norm import BatchNormInferenceKernel, BatchNormKernel
-from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.functions.normalization import BatchNorm, BatchNormInference, batch_norm
 from minidl.tensor import Tensor
 
-try:
-    api.functions()
-except OnednnUnavailable as error:
-    pytest.skip(f'oneDNN does not load, so its batch normalization cannot be tested: {error}',
-                allow_module_level=True)
+from tests.minidl.compute.onednn_support import on_threads, require_onednn
 
-from tests.minidl.compute.onednn_support import on_threads
+require_onednn('its batch normalization')
+
 
 torch = pytest.importorskip('torch')
 

@@ -9,19 +9,15 @@ import pytest
 import minidl
 from minidl import config, layers, models, optimizers
 from minidl.compute import vendor
-from minidl.compute.onednn import api
 from minidl.compute.onednn.convolution import Conv2DKernel
-from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.functions.conv import Conv2D, conv1d, conv2d
 from minidl.tensor import Tensor
 
-try:
-    api.functions()
-except OnednnUnavailable as error:
-    pytest.skip(f'oneDNN does not load, so its convolution cannot be tested: {error}',
-                allow_module_level=True)
+from tests.minidl.compute.onednn_support import (
+    on_threads, require_onednn, vendor_kernels_seen)
 
-from tests.minidl.compute.onednn_support import on_threads
+require_onednn('its convolution')
+
 
 torch = pytest.importorskip('torch')
 
@@ -234,16 +230,8 @@ def _train(monkeypatch, use_onednn):
         layers.Flatten(), layers.Dense(3)])
     model.compile(optimizers.SGD(0.05, momentum=0.9), 'sparse_categorical_crossentropy')
     initial = model.get_weights()
-    seen = []
-    forward = Conv2D.forward
-
-    def spy(self, *arrays):
-        result = forward(self, *arrays)
-        seen.append(self.vendor_kernel)
-        return result
-
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Conv2D, 'forward', spy)
+        seen = vendor_kernels_seen(patch, Conv2D)
         model.fit(x, y, batch_size=5, epochs=2, verbose=0, shuffle=False)
     assert seen and all(isinstance(k, Conv2DKernel) == (use_onednn == 'always') for k in seen)
     weights = model.get_weights()

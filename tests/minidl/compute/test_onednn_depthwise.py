@@ -5,18 +5,13 @@ import numpy as np
 import pytest
 
 from minidl import config
-from minidl.compute.onednn import api
 from minidl.compute.onednn.convolution import Conv2DKernel
-from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.functions.depthwise import DepthwiseConv2D, depthwise_conv2d
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads
+from tests.minidl.compute.onednn_support import on_threads, require_onednn
 
-try:
-    api.functions()
-except OnednnUnavailable as error:
-    pytest.skip(f'oneDNN does not load here: {error}', allow_module_level=True)
+require_onednn('its depthwise convolution')
 
 torch = pytest.importorskip('torch')
 

@@ -9,20 +9,15 @@ import numpy as np
 import pytest
 
 from minidl import config
-from minidl.compute.onednn import api
-from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.compute.onednn.pooling import Pool2DKernel
 from minidl.functions.pooling import avg_pool2d, max_pool2d
 from minidl.functions.pooling3d import max_pool3d
 from minidl.tensor import Tensor
 
-try:
-    api.functions()
-except OnednnUnavailable as error:
-    pytest.skip(f'oneDNN does not load, so its pooling cannot be tested: {error}',
-                allow_module_level=True)
+from tests.minidl.compute.onednn_support import on_threads, require_onednn
 
-from tests.minidl.compute.onednn_support import on_threads
+require_onednn('its pooling')
+
 
 torch = pytest.importorskip('torch')
 

@@ -13,21 +13,16 @@ import pytest
 import minidl
 from minidl import config, layers, models, no_grad, optimizers
 from minidl.compute import vendor
-from minidl.compute.onednn import api
-from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.compute.onednn.rnn import RNNKernel
 from minidl.functions.gru import bidirectional_gru, gru
 from minidl.functions.lstm import bidirectional_lstm, lstm
 from minidl.functions.rnn import _Recurrence
 from minidl.tensor import Tensor
 
-try:
-    api.functions()
-except OnednnUnavailable as error:
-    pytest.skip(f'oneDNN does not load, so its recurrences cannot be tested: {error}',
-                allow_module_level=True)
+from tests.minidl.compute.onednn_support import on_threads, require_onednn
 
-from tests.minidl.compute.onednn_support import on_threads
+require_onednn('its recurrences')
+
 
 torch = pytest.importorskip('torch')
 

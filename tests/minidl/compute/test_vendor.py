@@ -20,6 +20,7 @@ from minidl.compute.onednn import library as onednn_library
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.functions.conv import Conv2D, conv2d
 from tests.minidl.compute.gpu_support import cudnn_loads
+from tests.minidl.compute.onednn_support import vendor_kernels_seen
 
 CONV_PARAMS = dict(strides=(1, 1), pads=((0, 0), (0, 0)), dilations=(1, 1),
                    channels_first=False)
@@ -97,20 +98,6 @@ def _direct_conv2d(x, kernel):
             y[:, i, j] = np.tensordot(window, kernel.astype(np.float64),
                                       axes=([1, 2, 3], [0, 1, 2]))
     return y
-
-
-def _conv_function(monkeypatch):
-    """A list that collects each Conv2D's vendor_kernel right after its forward."""
-    seen = []
-    forward = Conv2D.forward
-
-    def spy(self, *arrays):
-        result = forward(self, *arrays)
-        seen.append(self.vendor_kernel)
-        return result
-
-    monkeypatch.setattr(Conv2D, 'forward', spy)
-    return seen
 
 
 def _factories(module):
@@ -191,7 +178,7 @@ def test_numpy_gets_the_onednn_kernels_when_it_loads(mode, monkeypatch):
 def test_float64_keeps_the_reference_code(mode, monkeypatch):
     monkeypatch.setattr(config, 'use_onednn', mode)
     assert vendor.kernel(np, 'conv2d', np.float64, **CONV_PARAMS) is None
-    seen = _conv_function(monkeypatch)
+    seen = vendor_kernels_seen(monkeypatch, Conv2D)
     rng = np.random.default_rng(0)
     x, kernel = rng.standard_normal((2, 5, 4, 3)), rng.standard_normal((2, 3, 3, 2))
     y = conv2d(x, kernel).numpy()
@@ -206,7 +193,7 @@ def test_missing_onednn_falls_back_under_auto(tmp_path, monkeypatch):
     rng = np.random.default_rng(1)
     x = rng.standard_normal((2, 6, 5, 3)).astype(np.float32)
     kernel = rng.standard_normal((3, 2, 3, 4)).astype(np.float32)
-    seen = _conv_function(monkeypatch)
+    seen = vendor_kernels_seen(monkeypatch, Conv2D)
     with onednn_unloadable(tmp_path):
         assert vendor.kernels(np) is None
         assert vendor.kernel(np, 'conv2d', np.float32, **CONV_PARAMS) is None
