@@ -8,6 +8,11 @@ a flipped-kernel convolution for stride 1) and whose backward is Conv2D's
 forward (im2col + GEMM) for the input gradient and Conv2D's kernel gradient
 (``im2col(grad).T @ x``) for the kernel gradient.
 
+A 2-D transposed convolution runs the vendor library's kernel instead where
+one serves it (:mod:`minidl.compute.vendor`: oneDNN's convolution run the
+other way round, for float32 numpy arrays); ``vendor_kernel`` shows which
+branch a call took (None: the reference code).
+
 The kernel has Keras's transposed layout ``(kh, kw, filters, in_channels)``,
 which is the layout of the kernel of the convolution being transposed (it
 takes ``filters`` channels to ``in_channels``).
@@ -28,6 +33,7 @@ both ends instead, so the two differ for odd ``output_padding``.
 
 import math
 
+from minidl.compute import vendor
 from minidl.functions.conv import Conv2D, _channels_first, _shape
 from minidl.functions.windows import as_tuple, output_size
 
@@ -50,6 +56,16 @@ class ConvTranspose2D(Conv2D):
         self.target_size = target_size
 
     def forward(self, x, kernel, *bias):
+        if kernel.ndim == 4:  # ConvTranspose3D reuses this class; the vendors serve 2-D here
+            self.vendor_kernel = vendor.kernel(
+                self.xp, 'conv2d_transpose', self.xp.result_type(x, kernel),
+                strides=self.strides, pads=self.pads, dilations=self.dilations,
+                channels_first=self.channels_first, target_size=self.target_size)
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.forward(x, kernel, *bias)
+        return self._forward_reference(x, kernel, *bias)
+
+    def _forward_reference(self, x, kernel, *bias):
         xp = self.xp
         if self.channels_first:
             x = xp.moveaxis(x, 1, -1)
@@ -67,7 +83,7 @@ class ConvTranspose2D(Conv2D):
         self.input_rows = x.reshape(-1, x.shape[-1]) if self.needs_input_grad[1] else None
         return xp.ascontiguousarray(xp.moveaxis(y, -1, 1)) if self.channels_first else y
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         xp = self.xp
         kernel, input_rows = self.kernel, self.input_rows
         # The convolution being transposed, run forward on the output gradient:

@@ -25,6 +25,8 @@ depend on the shapes and the CPU's instruction set, never on how many
 threads, ranks or pool workers there are.
 """
 
+import math
+
 import numpy as np
 
 from minidl.compute.onednn import api, constants, memory
@@ -129,25 +131,33 @@ class Conv2DKernel:
     def forward(self, x, kernel, bias=None):
         """The convolution of ``x`` with the Keras ``kernel``, plus ``bias``."""
         self.x = np.ascontiguousarray(x, dtype=np.float32)
+        self._prepare(self.x.shape, kernel, bias is not None)
+        return self._convolve(self.x, bias)
+
+    def _prepare(self, x_shape, kernel, has_bias):
+        """The kernel, the shapes and the batch's chunks of a call on inputs of ``x_shape``."""
         self.kernel = np.ascontiguousarray(kernel, dtype=np.float32)
-        self.has_bias = bias is not None
-        n = self.x.shape[0]
+        self.x_shape, self.has_bias = tuple(x_shape), has_bias
         kh, kw, channels, _ = self.kernel.shape
-        sizes = self.x.shape[2:] if self.channels_first else self.x.shape[1:3]
+        sizes = x_shape[2:] if self.channels_first else x_shape[1:3]
         self.out_size = tuple(
             (size + sum(pads) - dilation * (k - 1) - 1) // stride + 1
             for size, pads, dilation, k, stride in zip(
                 sizes, self.pads, self.dilations, (kh, kw), self.strides))
-        y = np.empty(self._y_shape(n), np.float32)
         depth = 1 if self.depthwise else channels  # inputs per output
-        self.chunks = batch_chunks(n, work=y.size * kh * kw * depth)
+        n = x_shape[0]
+        self.chunks = batch_chunks(n, work=math.prod(self._y_shape(n)) * kh * kw * depth)
+
+    def _convolve(self, x, bias=None):
+        """The forward primitive on ``x``, chunk by chunk."""
+        y = np.empty(self._y_shape(x.shape[0]), np.float32)
         weights = {size: self._plan(size).weights_in('forward', self.kernel)
                    for size in {stop - start for start, stop in self.chunks}}
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)
 
         def convolve(bounds):
             start, stop = bounds
-            arrays = {constants.SRC: self.x[start:stop], constants.WEIGHTS: weights[stop - start],
+            arrays = {constants.SRC: x[start:stop], constants.WEIGHTS: weights[stop - start],
                       constants.DST: y[start:stop]}
             if bias is not None:
                 arrays[constants.BIAS] = bias
@@ -165,14 +175,15 @@ class Conv2DKernel:
         if needs_input_grad[0]:
             grad_x = self._input_grad(grad)
         if needs_input_grad[1]:
-            grad_kernel, chunk_bias = self._weight_grads(grad)
+            grad_kernel, chunk_bias = self._weight_grads(self.x, grad)
             grad_bias = chunk_bias if wants_bias else None
         elif wants_bias:
             grad_bias = grad.sum(axis=(0, 2, 3) if self.channels_first else (0, 1, 2))
         return (grad_x, grad_kernel, grad_bias)[:len(needs_input_grad)]
 
     def _input_grad(self, grad):
-        grad_x = np.empty_like(self.x)
+        """The backward-data primitive on the output gradient ``grad``, chunk by chunk."""
+        grad_x = np.empty(self.x_shape, np.float32)
         weights = {size: self._plan(size).weights_in('backward_data', self.kernel)
                    for size in {stop - start for start, stop in self.chunks}}
 
@@ -185,8 +196,9 @@ class Conv2DKernel:
         map_tasks(backward_data, self.chunks)
         return grad_x
 
-    def _weight_grads(self, grad):
-        """The kernel gradient and the bias's (or None), summed over the chunks in order."""
+    def _weight_grads(self, x, grad):
+        """The kernel gradient and the bias's (or None) of input ``x`` and output gradient
+        ``grad``, summed over the chunks in order."""
         out = self._out_channels()
 
         def backward_weights(bounds):
@@ -194,7 +206,7 @@ class Conv2DKernel:
             plan = self._plan(stop - start)
             primitive = plan.primitive('backward_weights')
             weights = memory.buffer(primitive.bytes(constants.DIFF_WEIGHTS)).view(np.float32)
-            arrays = {constants.SRC: self.x[start:stop], constants.DIFF_DST: grad[start:stop],
+            arrays = {constants.SRC: x[start:stop], constants.DIFF_DST: grad[start:stop],
                       constants.DIFF_WEIGHTS: weights}
             bias = np.empty(out, np.float32) if self.has_bias else None
             if bias is not None:
@@ -216,10 +228,51 @@ class Conv2DKernel:
         return (n, out) + self.out_size if self.channels_first else (n,) + self.out_size + (out,)
 
     def _plan(self, n):
-        x_shape = (n,) + self.x.shape[1:]
+        x_shape = (n,) + self.x_shape[1:]
         key = ('conv2d', x_shape, self.kernel.shape, self.strides, self.pads, self.dilations,
                self.channels_first, self.has_bias, self.depthwise)
         return cached(key, lambda: ConvolutionPlan(
             x_shape, self.kernel.shape, self._y_shape(n), self.strides, self.pads,
             self.dilations, self.channels_first, self.has_bias, self.depthwise))
 
+
+
+class ConvTranspose2DKernel(Conv2DKernel):
+    """oneDNN transposed convolution with the signature of ``ConvTranspose2D``.
+
+    It is the convolution it transposes, run the other way round: its forward
+    is that convolution's input gradient (the backward-data primitive), its
+    input gradient that convolution's forward, and its kernel gradient that
+    convolution's weight gradient with this function's output gradient as the
+    input. Keras's transposed kernel ``(kh, kw, filters, in)`` is that
+    convolution's kernel as it lies.
+
+    Args:
+        strides, pads, dilations, channels_first: Those of the convolution transposed.
+        target_size: Its input's spatial size: this function's output size.
+    """
+
+    def __init__(self, strides, pads, dilations, channels_first, target_size):
+        super().__init__(strides, pads, dilations, channels_first)
+        self.target_size = tuple(target_size)
+
+    def forward(self, x, kernel, bias=None):
+        self.source = x = np.ascontiguousarray(x, dtype=np.float32)
+        n, filters = x.shape[0], kernel.shape[2]
+        self._prepare((n, filters, *self.target_size) if self.channels_first else
+                      (n, *self.target_size, filters), kernel, has_bias=False)
+        y = self._input_grad(x)
+        if bias is not None:
+            bias = np.asarray(bias, dtype=np.float32)
+            y += bias.reshape(-1, 1, 1) if self.channels_first else bias
+        return y
+
+    def backward(self, grad, needs_input_grad):
+        """Gradients ``(x, kernel[, bias])``; None where ``needs_input_grad`` is false."""
+        grad = np.ascontiguousarray(grad, dtype=np.float32)
+        grad_x = self._convolve(grad) if needs_input_grad[0] else None
+        grad_kernel = self._weight_grads(grad, self.source)[0] if needs_input_grad[1] else None
+        grad_bias = None
+        if len(needs_input_grad) == 3 and needs_input_grad[2]:
+            grad_bias = grad.sum(axis=(0, 2, 3) if self.channels_first else (0, 1, 2))
+        return (grad_x, grad_kernel, grad_bias)[:len(needs_input_grad)]

@@ -8,7 +8,7 @@ reference code.
 import numpy as np
 
 from minidl.compute.onednn import batch_norm as _batch_norm
-from minidl.compute.onednn.convolution import Conv2DKernel
+from minidl.compute.onednn.convolution import Conv2DKernel, ConvTranspose2DKernel
 from minidl.compute.onednn.pooling import Pool2DKernel
 from minidl.compute.onednn.rnn import RNNKernel
 
@@ -18,6 +18,14 @@ def conv2d(dtype, strides, pads, dilations, channels_first):
     if dtype != np.float32:
         return None
     return Conv2DKernel(strides, pads, dilations, channels_first)
+
+
+def conv2d_transpose(dtype, strides, pads, dilations, channels_first, target_size):
+    """A transposed convolution kernel for ``functions.conv_transpose.ConvTranspose2D``
+    (float32); the arguments are those of the convolution it transposes."""
+    if dtype != np.float32:
+        return None
+    return ConvTranspose2DKernel(strides, pads, dilations, channels_first, target_size)
 
 
 def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):

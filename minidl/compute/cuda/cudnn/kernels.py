@@ -16,6 +16,11 @@ def conv2d(dtype, strides, pads, dilations, channels_first):
     return Conv2DKernel(strides, pads, dilations, channels_first)
 
 
+def conv2d_transpose(dtype, strides, pads, dilations, channels_first, target_size):
+    """Not bound: transposed convolutions keep the CuPy reference code on the GPU."""
+    return None
+
+
 def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):
     """Not bound: depthwise convolutions keep the CuPy reference code on the GPU."""
     return None
