@@ -3,10 +3,11 @@
 ``library`` finds and loads ``libdnnl.so.3`` (the ``onednn-cpu-gomp`` wheel of
 minidl's ``onednn`` extra), ``api`` declares the functions and turns failed
 statuses into :class:`~minidl.compute.onednn.api.OnednnError`, ``constants``
-holds the enums, ``memory`` the memory descriptors and reorders, and
-``primitive`` builds, caches and runs primitives on numpy arrays. One module
-per operation (``convolution``, also depthwise and transposed, ``pooling``,
-``batch_norm``, ``rnn``) holds a kernel class with the forward and backward
-of the matching Function of ``minidl.functions``; ``kernels`` hands them out through
-``minidl.compute.vendor``, with the same names as ``cuda.cudnn.kernels``.
+holds the enums, ``memory`` describes numpy arrays to oneDNN, and
+``primitive`` builds, caches and runs primitives (reorders included) on
+numpy arrays. One module per operation (``convolution``, also depthwise and
+transposed, ``pooling``, ``batch_norm``, ``rnn``) holds a kernel class with
+the forward and backward of the matching Function of ``minidl.functions``;
+``kernels`` hands them out through ``minidl.compute.vendor``, with the same
+names as ``cuda.cudnn.kernels``.
 """
