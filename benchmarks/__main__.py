@@ -1,4 +1,4 @@
-"""Workloads W0-W6 of BENCHMARKS.md in minidl and in PyTorch, side by side in one run.
+"""Workloads W0-W6 (``benchmarks/workloads``) in minidl and in PyTorch, side by side in one run.
 
     python -m benchmarks                      # W0-W6, a few steps each
     python -m benchmarks W3 --steps 30        # one workload, longer
@@ -9,7 +9,7 @@
 
 Prints one JSON line per workload, framework and mode; minidl's line carries
 ``ratio``, its median step time over PyTorch's from the same run, and the
-target of BENCHMARKS.md. A summary table follows on stderr. A line whose
+target of ``workloads.TARGETS``. A summary table follows on stderr. A line whose
 ``foreign_cpu_pct`` exceeds ~5 was measured while other processes ran.
 """
 

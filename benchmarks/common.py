@@ -48,7 +48,7 @@ def time_steps(step, steps=20, warmup=3):
 
 
 def synthetic_batch(batch, shape, classes):
-    """BENCHMARKS.md's data: standard-normal float32 inputs, then int64 labels.
+    """The workloads' data: standard-normal float32 inputs, then int64 labels.
 
     Both come from one ``numpy.random.default_rng(0)``, inputs first, so
     every framework sees the same batch. Images are NCHW.

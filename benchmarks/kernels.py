@@ -3,7 +3,7 @@
     python -m benchmarks.kernels [--steps 20] [--only conv2d] [--json out.jsonl]
 
 Each row builds the same computation in both frameworks from the same data
-(BENCHMARKS.md's shapes; images NCHW for PyTorch, NHWC for minidl's
+(the workloads' shapes; images NCHW for PyTorch, NHWC for minidl's
 channels-last default, transposed before timing), times forward + backward of
 ``output.sum()`` step by step, and prints the ratio of medians minidl/PyTorch.
 Gradients are asked only where the workload needs them: a network's first

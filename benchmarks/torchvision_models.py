@@ -15,7 +15,7 @@ would.
 * AlexNet: ``features`` (convolutions at indices 0, 3, 6, 8, 10),
   ``avgpool`` (adaptive to 6x6, the identity at 224x224) and
   ``classifier`` (dropout, linear 1, 4, 6). :func:`alexnet_slides` is
-  BENCHMARKS.md W4's network, the same without the fifth convolution.
+  benchmark W4's network, the same without the fifth convolution.
 
 Initialisation is torchvision's: He-normal (fan-out) convolutions in
 ResNet, unit scale and zero shift in batch normalization; PyTorch's layer
@@ -180,5 +180,5 @@ def alexnet(num_classes=1000):
 
 
 def alexnet_slides(num_classes=1000):
-    """BENCHMARKS.md W4's AlexNet: without the fifth convolution (56,454,730 at 10 classes)."""
+    """Benchmark W4's AlexNet: without the fifth convolution (56,454,730 at 10 classes)."""
     return AlexNet(_ALEXNET_CONVOLUTIONS[:4], num_classes)

@@ -28,7 +28,7 @@ def _imagenet_resnet(bottleneck, blocks):
     return weights + 2 * norm_channels, weights + 4 * norm_channels
 
 
-# Parameter counts worked out by hand from BENCHMARKS.md's layer lists (Z1-Z3: torchvision's).
+# Parameter counts worked out by hand from the workloads' layer lists (Z1-Z3: torchvision's).
 _LSTM_W5 = [4 * 256 * (161 + 256), 4 * 256 * (512 + 256)]  # kernels of layers 1, 2
 HAND_COUNTS = {  # workload: (PyTorch's count, minidl's count_params())
     'W1': (784 * 512 + 512 + 512 * 512 + 512 + 512 * 10 + 10,) * 2,

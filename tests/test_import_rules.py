@@ -1,4 +1,4 @@
-"""DESIGN.md's import rules, checked on the source of every module.
+"""The import rules (the layering below, the README's layout table), checked on the source of every module.
 
 Inside minidl, a module imports only from lower rows of::
 
@@ -79,7 +79,7 @@ def test_minidl_imports_follow_the_layering(path):
         own = None
     else:
         own = component(module)
-        assert own in RANK, f'{module} is not placed in the layering; add it to DESIGN.md and ROWS'
+        assert own in RANK, f'{module} is not placed in the layering; add it to ROWS'
         own_rank = RANK[own]
     for imported in imports_of(path):
         top = imported.split('.')[0]

@@ -1,10 +1,10 @@
-"""zoo: pretrained-ready models in ``keras.applications``' style (DESIGN.md §6).
+"""zoo: pretrained-ready models in ``keras.applications``' style (the zoo section of the README).
 
     import zoo
     model = zoo.ResNet20(weights='glyphs')            # fetched, hash-checked, loaded
     base = zoo.ResNet50(include_top=False, pooling='avg', input_shape=(160, 160, 3))
 
-Families: :mod:`zoo.alexnet` (torchvision's AlexNet, BENCHMARKS.md W4's
+Families: :mod:`zoo.alexnet` (torchvision's AlexNet, benchmark W4's
 'slides' variant, a 'small' one for 32x32 images), :mod:`zoo.resnet`
 (torchvision's ResNet-18 to 152) and :mod:`zoo.resnet_cifar` (ResNet-20 to
 110 for 32x32 images); :mod:`zoo.speech` is speech recognition (Deep Speech 1

@@ -3,7 +3,7 @@
 ``variant='torchvision'`` is the one-tower network torchvision defines
 (61,100,840 trainable parameters at 1,000 classes): five convolutions 64,
 192, 384, 256, 256 wide, three 3x3 max pools of stride 2, and two dense
-layers of 4,096 with dropout. ``'slides'`` is BENCHMARKS.md W4's network,
+layers of 4,096 with dropout. ``'slides'`` is benchmark W4's network,
 the same without the fifth convolution. ``'small'`` keeps the shape of the
 network (five convolutions, three pools, two dense layers with dropout) at a
 size that trains on 32x32 images: 5x5 and 3x3 convolutions of stride 1 that

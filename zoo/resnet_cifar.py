@@ -4,7 +4,7 @@
 basic blocks of 16, 32 and 64 filters (the first block of the second and
 third stage halves the size), global average pooling and the classifier.
 Where the shape changes, the shortcut is a 1x1 convolution of stride 2
-followed by batch normalization (the paper's option B, BENCHMARKS.md W3);
+followed by batch normalization (the paper's option B, benchmark W3);
 everywhere else it is the identity. Layer names are those of
 :mod:`zoo.resnet` (stages conv2 to conv4).
 

@@ -2,7 +2,7 @@
 
 minidl runs ``zoo.ResNet18``, PyTorch :func:`benchmarks.torchvision_models.resnet18`
 (torchvision's module layout and initialisation), both with 1,000 classes
-and logits out, trained with BENCHMARKS.md's softmax cross-entropy and SGD.
+and logits out, trained with the workloads' softmax cross-entropy and SGD.
 """
 
 import zoo

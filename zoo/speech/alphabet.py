@@ -16,7 +16,7 @@ class Alphabet:
     Args:
         characters: The characters in index order, no repeats; the default is
             English: space, ``a`` to ``z`` and the apostrophe (28 characters,
-            29 outputs with the blank, as BENCHMARKS.md W5).
+            29 outputs with the blank, as benchmark W5).
     """
 
     blank = 0
