@@ -77,9 +77,9 @@ def main(argv=None):
         workload = workloads.load(workload_id.upper())
         times = {mode: step_ms(workload, mode, args.steps, comm) for mode in modes}
         price = times['invariant'] / times['plain'] - 1
+        prices = {'invariant': f'{100 * price:+.0f} %'}
         rows += [f'| {workload.ID} {workload.NAME} | {2 * workload.BATCH} | {mode} '
-                 f'| {times[mode]:.1f} | {"" if mode != "invariant" else f"{100 * price:+.0f} %"} |'
-                 for mode in modes]
+                 f'| {times[mode]:.1f} | {prices.get(mode, "")} |' for mode in modes]
     if comm.Get_rank() == 0:
         print(f'{ranks} rank(s) x {threads.cpu_share()} core(s), micro_shards={MICRO_SHARDS}')
         print('| workload | global batch | mode | step ms | invariant over plain |')

@@ -1,4 +1,4 @@
-"""The import rules (the layering below, the README's layout table), checked on the source of every module.
+"""The import rules between the packages (the layering below), checked on every module's source.
 
 Inside minidl, a module imports only from lower rows of::
 

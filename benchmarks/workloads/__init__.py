@@ -3,7 +3,8 @@
 W0-W6 are the project's own workloads, each module its specification (data,
 model, parameter count); Z1-Z3 time the zoo's ImageNet models (ResNet-18,
 ResNet-50, torchvision's AlexNet) against the same architectures in PyTorch
-(:mod:`benchmarks.torchvision_models`), under the same conventions; Z4 the zoo's Deep Speech 2 (W5's bigger cousin) against its PyTorch twin.
+(:mod:`benchmarks.torchvision_models`), under the same conventions; Z4 the
+zoo's Deep Speech 2 (W5's bigger cousin) against its PyTorch twin.
 
 A network workload module defines:
 
@@ -33,7 +34,7 @@ MODULES = {
 # (`python -m benchmarks Z1 Z2 Z3`).
 DEFAULT = ('W0', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6')
 
-# Largest acceptable median step time minidl / PyTorch, training and inference: the project's targets;
+# Largest acceptable median step time minidl / PyTorch, training and inference, the project's;
 # for Z1-Z3 the zoo issue's (within 1.3 of PyTorch for ResNet-18/50 on the CPU); for Z4, W5's.
 TARGETS = {'W1': 1.0, 'W2': 1.5, 'W3': 1.3, 'W4': 1.2, 'W5': 1.2, 'W6': 1.5,
            'Z1': 1.3, 'Z2': 1.3, 'Z3': 1.3, 'Z4': 1.2}

@@ -57,7 +57,8 @@ def test_parameter_counts_and_weights():
 
 
 def test_alexnet_parameter_count():
-    """Benchmark W4 (benchmarks/workloads/w4_alexnet.py): 4 convs, 3 max pools, 3 dense layers: 56,454,730 parameters."""
+    """Benchmark W4 (benchmarks/workloads): 4 convs, 3 max pools, 3 dense layers: 56,454,730
+    parameters."""
     layers = [ZeroPadding2D(2), Conv2D(64, 11, strides=4, activation='relu'),
               MaxPooling2D(3, strides=2),
               Conv2D(192, 5, padding='same', activation='relu'), MaxPooling2D(3, strides=2),
