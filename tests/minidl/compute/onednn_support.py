@@ -2,6 +2,7 @@
 
 import collections
 
+import numpy as np
 import pytest
 
 import minidl
@@ -44,3 +45,18 @@ def on_threads(monkeypatch, count, fresh_primitives, run):
         return run()
     finally:
         threads._blas.release()
+
+
+def assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, run, names):
+    """``run()``, a list of arrays named ``names``, gives the same bits with minidl's pool
+    on one thread and on two (see :func:`on_threads` for ``fresh_primitives``).
+
+    Returns:
+        The arrays of the two-thread run.
+    """
+    one = on_threads(monkeypatch, 1, fresh_primitives, run)
+    two = on_threads(monkeypatch, 2, fresh_primitives, run)
+    assert len(one) == len(two) == len(names)
+    for name, a, b in zip(names, one, two):
+        assert np.array_equal(a, b), name
+    return two

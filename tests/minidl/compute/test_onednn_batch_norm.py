@@ -14,7 +14,8 @@ from minidl.compute.onednn.batch_norm import BatchNormInferenceKernel, BatchNorm
 from minidl.functions.normalization import BatchNorm, BatchNormInference, batch_norm
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn
+from tests.minidl.compute.onednn_support import (
+    assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its batch normalization')
 
@@ -243,7 +244,8 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
                 assert np.array_equal(a, b), name
 
 
-def _on_threads(count, case, monkeypatch, fresh_primitives):
+def _both_modes(case):
+    """A run of ``case`` in training and in inference mode, both through oneDNN."""
     def run():
         training, training_kernel = case.run_minidl(training=True)
         inference, inference_kernel = case.run_minidl(training=False, needs_grad=False)
@@ -251,19 +253,15 @@ def _on_threads(count, case, monkeypatch, fresh_primitives):
         assert isinstance(inference_kernel, BatchNormInferenceKernel)
         return training + inference
 
-    return on_threads(monkeypatch, count, fresh_primitives, run)
+    return run
 
 
 @pytest.mark.parametrize('fresh_primitives', [False, True], ids=['shared', 'fresh'])
 @pytest.mark.parametrize('case', [CASES[3], CASES[4]], ids=str)
 def test_one_and_two_pool_threads_give_the_same_bits(case, fresh_primitives, onednn_on,
                                                        monkeypatch):
-    one = _on_threads(1, case, monkeypatch, fresh_primitives)
-    two = _on_threads(2, case, monkeypatch, fresh_primitives)
-    names = case.names(True, True) + ['inference y']
-    assert len(one) == len(two) == len(names)
-    for name, a, b in zip(names, one, two):
-        assert np.array_equal(a, b), name
+    assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, _both_modes(case),
+                                            case.names(True, True) + ['inference y'])
 
 
 def _train(monkeypatch, use_onednn):

@@ -10,7 +10,8 @@ from minidl.compute.onednn.convolution import ConvTranspose2DKernel
 from minidl.functions.conv_transpose import ConvTranspose2D, conv2d_transpose
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn, vendor_kernels_seen
+from tests.minidl.compute.onednn_support import (
+    assert_same_bits_on_one_and_two_threads, on_threads, require_onednn, vendor_kernels_seen)
 
 require_onednn('its transposed convolution')
 
@@ -61,8 +62,8 @@ def test_onednn_runs_and_matches_the_reference(case, onednn_on, executed, monkey
 @pytest.mark.parametrize('fresh_primitives', [False, True])
 def test_one_and_two_pool_threads_give_the_same_bits(fresh_primitives, onednn_on, monkeypatch):
     case = CASES[0]  # batch 5: chunks of 2, 2 and 1
-    one = on_threads(monkeypatch, 1, fresh_primitives, lambda: _run(case)[0])
-    two = on_threads(monkeypatch, 2, fresh_primitives, lambda: _run(case)[0])
-    again = on_threads(monkeypatch, 2, fresh_primitives, lambda: _run(case)[0])
-    for a, b, c in zip(one, two, again):
-        assert np.array_equal(a, b) and np.array_equal(b, c)
+    run = lambda: _run(case)[0]  # noqa: E731
+    two = assert_same_bits_on_one_and_two_threads(
+        monkeypatch, fresh_primitives, run, ['y', 'x grad', 'kernel grad', 'bias grad'])
+    for a, b in zip(two, on_threads(monkeypatch, 2, fresh_primitives, run)):
+        assert np.array_equal(a, b)  # and run to run

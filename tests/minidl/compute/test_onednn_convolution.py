@@ -14,7 +14,7 @@ from minidl.functions.conv import Conv2D, conv1d, conv2d
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    on_threads, require_onednn, vendor_kernels_seen)
+    assert_same_bits_on_one_and_two_threads, require_onednn, vendor_kernels_seen)
 
 require_onednn('its convolution')
 
@@ -32,6 +32,8 @@ TOLERANCE = 3e-6
 # Weights after 6 SGD steps with momentum, oneDNN against the reference code: each step's
 # rounding differences (~1e-7) carry into the next; 3e-7 is seen, 1e-5 leaves thirty times that.
 STATE_TOLERANCE = 1e-5
+
+GRADIENT_NAMES = ['y', 'x grad', 'kernel grad', 'bias grad']
 
 
 def _close(actual, expected, tolerance=TOLERANCE):
@@ -193,28 +195,21 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
             assert np.array_equal(a, b)
 
 
-def _on_threads(count, case, monkeypatch, fresh_primitives):
-    return on_threads(monkeypatch, count, fresh_primitives,
-                      lambda: case.run_minidl()[0])
 
 
 # Batches of 5 and 6: chunks of unequal size (2, 2, 1 / 2, 2, 2), spread over both threads.
 @pytest.mark.parametrize('case', [CASES[3], CASES[5]], ids=str)
 def test_one_and_two_pool_threads_give_the_same_bits(case, onednn_on, monkeypatch):
-    one = _on_threads(1, case, monkeypatch, fresh_primitives=False)
-    two = _on_threads(2, case, monkeypatch, fresh_primitives=False)
-    for name, a, b in zip(['y', 'x grad', 'kernel grad', 'bias grad'], one, two):
-        assert np.array_equal(a, b), name
+    assert_same_bits_on_one_and_two_threads(
+        monkeypatch, False, lambda: case.run_minidl()[0], GRADIENT_NAMES)
 
 
 # Primitives are made for a thread count; the weight gradient's always for one thread.
 @pytest.mark.parametrize('case', [CASES[5]], ids=str)
 def test_one_and_two_pool_threads_give_the_same_bits_with_primitives_made_for_each(
         case, onednn_on, monkeypatch):
-    one = _on_threads(1, case, monkeypatch, fresh_primitives=True)
-    two = _on_threads(2, case, monkeypatch, fresh_primitives=True)
-    for name, a, b in zip(['y', 'x grad', 'kernel grad', 'bias grad'], one, two):
-        assert np.array_equal(a, b), name
+    assert_same_bits_on_one_and_two_threads(
+        monkeypatch, True, lambda: case.run_minidl()[0], GRADIENT_NAMES)
 
 
 def _train(monkeypatch, use_onednn):

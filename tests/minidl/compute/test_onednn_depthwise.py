@@ -9,7 +9,8 @@ from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.functions.depthwise import DepthwiseConv2D, depthwise_conv2d
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn
+from tests.minidl.compute.onednn_support import (
+    assert_same_bits_on_one_and_two_threads, on_threads, require_onednn)
 
 require_onednn('its depthwise convolution')
 
@@ -101,8 +102,8 @@ def test_the_function_takes_the_onednn_branch_and_never_the_reference(onednn_on,
 @pytest.mark.parametrize('fresh_primitives', [False, True])
 def test_one_and_two_pool_threads_give_the_same_bits(fresh_primitives, onednn_on, monkeypatch):
     case = CASES[0]  # batch 5: chunks of 2, 2 and 1
-    one = on_threads(monkeypatch, 1, fresh_primitives, lambda: _run(case)[0])
-    two = on_threads(monkeypatch, 2, fresh_primitives, lambda: _run(case)[0])
-    again = on_threads(monkeypatch, 2, fresh_primitives, lambda: _run(case)[0])
-    for a, b, c in zip(one, two, again):
-        assert np.array_equal(a, b) and np.array_equal(b, c)
+    run = lambda: _run(case)[0]  # noqa: E731
+    two = assert_same_bits_on_one_and_two_threads(
+        monkeypatch, fresh_primitives, run, ['y', 'x grad', 'kernel grad', 'bias grad'])
+    for a, b in zip(two, on_threads(monkeypatch, 2, fresh_primitives, run)):
+        assert np.array_equal(a, b)  # and run to run

@@ -14,7 +14,8 @@ from minidl.functions.pooling import avg_pool2d, max_pool2d
 from minidl.functions.pooling3d import max_pool3d
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn
+from tests.minidl.compute.onednn_support import (
+    assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its pooling')
 
@@ -259,9 +260,6 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
             assert np.array_equal(a, b)
 
 
-def _on_threads(count, case, monkeypatch, fresh_primitives):
-    return on_threads(monkeypatch, count, fresh_primitives,
-                      lambda: case.run_minidl()[0])
 
 
 # Batches of 5 and 6: chunks of unequal size (2, 2, 1 / 2, 2, 2), spread over both threads.
@@ -269,10 +267,8 @@ def _on_threads(count, case, monkeypatch, fresh_primitives):
 @pytest.mark.parametrize('case', [CASES[3], CASES[4], CASES[9]], ids=str)
 def test_one_and_two_pool_threads_give_the_same_bits(case, fresh_primitives, onednn_on,
                                                      monkeypatch):
-    one = _on_threads(1, case, monkeypatch, fresh_primitives)
-    two = _on_threads(2, case, monkeypatch, fresh_primitives)
-    for name, a, b in zip(['y', 'x grad'], one, two):
-        assert np.array_equal(a, b), name
+    assert_same_bits_on_one_and_two_threads(
+        monkeypatch, fresh_primitives, lambda: case.run_minidl()[0], ['y', 'x grad'])
 
 
 @pytest.mark.parametrize('kind', ['max', 'average'])

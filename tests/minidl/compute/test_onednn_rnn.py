@@ -19,7 +19,8 @@ from minidl.functions.lstm import bidirectional_lstm, lstm
 from minidl.functions.rnn import _Recurrence
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn
+from tests.minidl.compute.onednn_support import (
+    assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its recurrences')
 
@@ -372,23 +373,22 @@ def test_onednn_is_bitwise_repeatable(case, onednn_on):
             assert np.array_equal(a, b), name
 
 
-def _on_threads(count, case, monkeypatch, fresh_primitives):
+def _through_onednn(case):
+    """A run of ``case`` whose every direction went through oneDNN."""
     def run():
         arrays, kernels = case.run_minidl()
         assert _all_onednn(case, kernels)
         return arrays
 
-    return on_threads(monkeypatch, count, fresh_primitives, run)
+    return run
 
 
 @pytest.mark.parametrize('fresh_primitives', [False, True], ids=['shared', 'fresh'])
 @pytest.mark.parametrize('case', [LSTM_CASE, GRU_CASE, CASES[4]], ids=str)
 def test_one_and_two_pool_threads_give_the_same_bits(case, fresh_primitives, onednn_on,
                                                        monkeypatch):
-    one = _on_threads(1, case, monkeypatch, fresh_primitives)
-    two = _on_threads(2, case, monkeypatch, fresh_primitives)
-    for name, a, b in zip(case.names(), one, two):
-        assert np.array_equal(a, b), name
+    assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives,
+                                            _through_onednn(case), case.names())
 
 
 @pytest.mark.parametrize('case', BIDIRECTIONAL, ids=str)
