@@ -9,6 +9,7 @@ import minidl
 from minidl.compute import threads
 from minidl.compute.onednn import api, primitive
 from minidl.compute.onednn.library import OnednnUnavailable
+from minidl.tensor import Tensor
 
 
 def require_onednn(what):
@@ -18,6 +19,16 @@ def require_onednn(what):
     except OnednnUnavailable as error:
         pytest.skip(f'oneDNN does not load, so {what} cannot be tested: {error}',
                     allow_module_level=True)
+
+
+def assert_close(actual, expected, tolerance, name=''):
+    """``actual`` (an array or a Tensor) is ``expected`` within ``tolerance`` times the
+    largest magnitude of ``expected``, shape included."""
+    actual = actual.numpy() if isinstance(actual, Tensor) else np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, name
+    scale = float(np.abs(expected).max())
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance * scale, err_msg=name)
 
 
 def vendor_kernels_seen(patch, function_class):

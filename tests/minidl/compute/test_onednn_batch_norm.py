@@ -15,7 +15,7 @@ from minidl.functions.normalization import BatchNorm, BatchNormInference, batch_
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_same_bits_on_one_and_two_threads, require_onednn)
+    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its batch normalization')
 
@@ -45,11 +45,7 @@ EPSILON = 1e-3
 
 
 def _close(actual, expected, tolerance=TOLERANCE, name=''):
-    actual = actual.numpy() if isinstance(actual, Tensor) else np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, name
-    scale = float(np.abs(expected).max())
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance * scale, err_msg=name)
+    assert_close(actual, expected, tolerance, name)
 
 
 @contextlib.contextmanager

@@ -11,7 +11,8 @@ from minidl.functions.conv_transpose import ConvTranspose2D, conv2d_transpose
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_same_bits_on_one_and_two_threads, on_threads, require_onednn, vendor_kernels_seen)
+    assert_close, assert_same_bits_on_one_and_two_threads, on_threads, require_onednn,
+    vendor_kernels_seen)
 
 require_onednn('its transposed convolution')
 
@@ -56,7 +57,7 @@ def test_onednn_runs_and_matches_the_reference(case, onednn_on, executed, monkey
     expected, seen = _run(case)
     assert seen == [None]
     for a, e in zip(actual, expected):
-        np.testing.assert_allclose(a, e, rtol=0, atol=TOLERANCE * np.abs(e).max())
+        assert_close(a, e, TOLERANCE)
 
 
 @pytest.mark.parametrize('fresh_primitives', [False, True])

@@ -14,7 +14,7 @@ from minidl.functions.conv import Conv2D, conv1d, conv2d
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_same_bits_on_one_and_two_threads, require_onednn, vendor_kernels_seen)
+    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn, vendor_kernels_seen)
 
 require_onednn('its convolution')
 
@@ -36,12 +36,8 @@ STATE_TOLERANCE = 1e-5
 GRADIENT_NAMES = ['y', 'x grad', 'kernel grad', 'bias grad']
 
 
-def _close(actual, expected, tolerance=TOLERANCE):
-    actual = actual.numpy() if isinstance(actual, Tensor) else np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape
-    scale = float(np.abs(expected).max())
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance * scale)
+def _close(actual, expected, tolerance=TOLERANCE, name=''):
+    assert_close(actual, expected, tolerance, name)
 
 
 def _same_pads(size, window, stride, dilation):

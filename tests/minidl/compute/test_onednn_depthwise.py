@@ -10,7 +10,7 @@ from minidl.functions.depthwise import DepthwiseConv2D, depthwise_conv2d
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_same_bits_on_one_and_two_threads, on_threads, require_onednn)
+    assert_close, assert_same_bits_on_one_and_two_threads, on_threads, require_onednn)
 
 require_onednn('its depthwise convolution')
 
@@ -69,9 +69,8 @@ def _torch(case, x, kernel, bias, grad):
     return [back(y.detach().numpy()), back(tx.grad.numpy()), grad_kernel, tb.grad.numpy()]
 
 
-def _close(actual, expected):
-    np.testing.assert_allclose(actual, expected, rtol=0,
-                               atol=TOLERANCE * max(np.abs(expected).max(), 1e-30))
+def _close(actual, expected, tolerance=TOLERANCE, name=''):
+    assert_close(actual, expected, tolerance, name)
 
 
 @pytest.mark.parametrize('case', CASES, ids=str)

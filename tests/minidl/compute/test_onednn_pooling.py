@@ -15,7 +15,7 @@ from minidl.functions.pooling3d import max_pool3d
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_same_bits_on_one_and_two_threads, require_onednn)
+    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its pooling')
 
@@ -34,12 +34,8 @@ TOLERANCE = 3e-6
 FUNCTIONS = {'max': max_pool2d, 'average': avg_pool2d}
 
 
-def _close(actual, expected, tolerance=TOLERANCE):
-    actual = actual.numpy() if isinstance(actual, Tensor) else np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape
-    scale = float(np.abs(expected).max())
-    np.testing.assert_allclose(actual, expected, rtol=0, atol=tolerance * scale)
+def _close(actual, expected, tolerance=TOLERANCE, name=''):
+    assert_close(actual, expected, tolerance, name)
 
 
 def _same_pads(size, window, stride):
