@@ -139,9 +139,9 @@ class RNNKernel:
         work = self.kernel.shape[1] * (self.kernel.shape[0] + units) * batch * steps
         self.chunks = batch_chunks(batch, work, min(CHUNKS, max(1, batch // MIN_CHUNK_ROWS)))
         self.workspaces = {}
-        weights = {size: self._plan(size).weights(self._plan(size).forward, self.kernel,
-                                                  self.recurrent)
-                   for size in {stop - start for start, stop in self.chunks}}
+        plans = {size: self._plan(size) for size in {stop - start for start, stop in self.chunks}}
+        weights = {size: plan.weights(plan.forward, self.kernel, self.recurrent)
+                   for size, plan in plans.items()}
 
         def run(bounds):
             start, stop = bounds
