@@ -5,6 +5,7 @@
     python -m benchmarks Z1 Z3                # the zoo's ImageNet models (slow on the CPU)
     python -m benchmarks Z4                   # the zoo's Deep Speech 2
     python -m benchmarks Z2 --device gpu --steps 20
+    python -m benchmarks W3 Z2 --device gpu --torch-cudnn deterministic --flops
     python -m benchmarks W1 W2 --framework minidl --mode train --json out.jsonl
 
 Prints one JSON line per workload, framework and mode; minidl's line carries
@@ -21,7 +22,7 @@ import torch
 
 import minidl
 from benchmarks import workloads
-from benchmarks.runner import FRAMEWORKS, MODES, run_sgemm, run_workload
+from benchmarks.runner import FRAMEWORKS, MODES, TORCH_CUDNN, run_sgemm, run_workload
 
 
 def _workload_id(text):
@@ -42,6 +43,13 @@ def parse_args(argv):
     parser.add_argument('--framework', choices=('minidl', 'torch', 'both'), default='both')
     parser.add_argument('--mode', choices=('train', 'inference', 'both'), default='both')
     parser.add_argument('--device', choices=('cpu', 'gpu'), default='cpu')
+    parser.add_argument('--torch-cudnn', choices=TORCH_CUDNN, default='default',
+                        help="PyTorch's cuDNN settings on the GPU: its defaults (TF32 in "
+                             'convolutions), deterministic float32 as minidl runs, or '
+                             'benchmark mode (default: default)')
+    parser.add_argument('--flops', action='store_true',
+                        help="add each step's floating-point work (PyTorch's count) and "
+                             'the TFLOP/s each framework reached')
     parser.add_argument('--json', help='also append the JSON lines to this file')
     args = parser.parse_args(argv)
     if args.steps < 1 or args.warmup < 0:
@@ -58,18 +66,20 @@ def _results(args):
             yield from run_sgemm(workload, frameworks, args.steps, args.warmup)
         else:
             yield from run_workload(workload, frameworks, modes, args.device, args.steps,
-                                    args.warmup, workloads.TARGETS.get(workload_id))
+                                    args.warmup, workloads.TARGETS.get(workload_id),
+                                    args.torch_cudnn, args.flops)
 
 
 def _summary(results):
     lines = [f"{'workload':18s} {'mode':10s} {'framework':9s} {'median ms':>10s} "
-             f"{'ratio':>6s} {'target':>6s} {'foreign cpu %':>14s}"]
+             f"{'ratio':>6s} {'target':>6s} {'foreign cpu %':>14s} {'TFLOP/s':>8s}"]
     for r in results:
         label = f"{r['workload']} {r['name']}" + (f" {r['threads']}t" if 'threads' in r else '')
         ratio = f"{r['ratio']:.2f}" if 'ratio' in r else ''
         target = f"{r['target']:.1f}" if 'target' in r else ''
+        rate = f"{r['tflops']:.2f}" if 'tflops' in r else ''
         lines.append(f"{label:18s} {r['mode']:10s} {r['framework']:9s} {r['median_ms']:10.2f} "
-                     f"{ratio:>6s} {target:>6s} {r['foreign_cpu_pct']:14.1f}")
+                     f"{ratio:>6s} {target:>6s} {r['foreign_cpu_pct']:14.1f} {rate:>8s}")
     return '\n'.join(lines)
 
 

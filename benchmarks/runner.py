@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+from torch.utils.flop_counter import FlopCounterMode
 
 import numpy as np
 import torch
@@ -30,6 +31,31 @@ from minidl import losses, optimizers
 
 FRAMEWORKS = ('torch', 'minidl')  # PyTorch first, so minidl's line can carry the ratio
 MODES = ('train', 'inference')
+
+# PyTorch's cuDNN settings on the GPU. 'default' is PyTorch's own (TF32 allowed
+# in convolutions, algorithms chosen by heuristics, not all deterministic);
+# 'deterministic' matches what minidl does by default (deterministic
+# algorithms, float32 math, no TF32); 'benchmark' lets cuDNN time algorithms.
+TORCH_CUDNN = ('default', 'deterministic', 'benchmark')
+
+
+def set_torch_cudnn(choice):
+    """Apply one of :data:`TORCH_CUDNN` to this process's PyTorch."""
+    if choice == 'deterministic':
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = True, False
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    elif choice == 'benchmark':
+        torch.backends.cudnn.benchmark = True
+    elif choice != 'default':
+        raise ValueError(f'torch_cudnn must be one of {TORCH_CUDNN}, got {choice!r}')
+
+
+def count_flops(step):
+    """Floating-point operations of one call of ``step`` (a PyTorch step), by PyTorch's
+    ``FlopCounterMode`` (matrix products and convolutions, forward and backward)."""
+    with FlopCounterMode(display=False) as counter:
+        step()
+    return counter.get_total_flops()
 
 
 def _check_count(framework, workload, counted, expected):
@@ -85,8 +111,11 @@ def torch_steps(workload, x, y, device):
 BUILDERS = {'minidl': minidl_steps, 'torch': torch_steps}
 
 
-def time_framework(workload, framework, modes, device, steps, warmup):
-    """``({mode: timing}, parameter count)`` of one framework, in this process."""
+def time_framework(workload, framework, modes, device, steps, warmup, count=False):
+    """``({mode: timing}, parameter count)`` of one framework, in this process.
+
+    With ``count`` (PyTorch only), each timing also holds ``flop_per_step``.
+    """
     x, y = workload.data()
     mode_steps, params = BUILDERS[framework](workload, x, y, device)
     timings = {}
@@ -95,13 +124,16 @@ def time_framework(workload, framework, modes, device, steps, warmup):
         if prepare is not None:
             prepare()
         timings[mode] = time_steps(step, steps, warmup)
+        if count and framework == 'torch':
+            timings[mode]['flop_per_step'] = count_flops(step)
     return timings, params
 
 
-def _time_in_child(workload, framework, modes, device, steps, warmup):
+def _time_in_child(workload, framework, modes, device, steps, warmup, torch_cudnn='default',
+                   count=False):
     """:func:`time_framework` in a new Python process (see the module's docstring)."""
     command = [sys.executable, '-m', 'benchmarks.runner', workload.ID, framework, device,
-               str(steps), str(warmup), ','.join(modes)]
+               str(steps), str(warmup), ','.join(modes), torch_cudnn, str(int(count))]
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f'{workload.ID} {framework}: the timing process failed '
@@ -110,23 +142,33 @@ def _time_in_child(workload, framework, modes, device, steps, warmup):
     return timings, params
 
 
-def run_workload(workload, frameworks, modes, device, steps, warmup, target=None):
+def run_workload(workload, frameworks, modes, device, steps, warmup, target=None,
+                 torch_cudnn='default', count=False):
     """Yield one result dict per mode and framework (in FRAMEWORKS order per mode).
 
     Each framework is timed in a process of its own. The minidl line carries
     ``ratio`` (its median over PyTorch's) and the target when PyTorch ran too.
+    With ``count`` and PyTorch, both lines carry ``flop_per_step`` and
+    ``tflops``, the rate of that work at the line's median step.
     """
     modes = [mode for mode in MODES if mode in modes]
-    measured = {name: _time_in_child(workload, name, modes, device, steps, warmup)
+    measured = {name: _time_in_child(workload, name, modes, device, steps, warmup, torch_cudnn,
+                                     count)
                 for name in FRAMEWORKS if name in frameworks}
     for mode in modes:
         medians = {}
+        flop = measured['torch'][0][mode].get('flop_per_step') if 'torch' in measured else None
         for name, (timings, params) in measured.items():
             timing = timings[mode]
             result = {'workload': workload.ID, 'name': workload.NAME, 'framework': name,
                       'mode': mode, 'device': device, 'batch': workload.BATCH,
                       'params': params, 'steps': steps, 'warmup': warmup, **timing,
                       'samples_per_s': workload.BATCH / (timing['median_ms'] / 1e3)}
+            if device == 'gpu':
+                result['torch_cudnn'] = torch_cudnn
+            if flop is not None:
+                result['flop_per_step'] = flop
+                result['tflops'] = flop / (timing['median_ms'] / 1e3) / 1e12
             medians[name] = timing['median_ms']
             if name == 'minidl' and 'torch' in medians:
                 result['ratio'] = medians['minidl'] / medians['torch']
@@ -152,15 +194,16 @@ def run_sgemm(workload, frameworks, steps, warmup):
 
 
 def _main(argv):
-    """``python -m benchmarks.runner WORKLOAD FRAMEWORK DEVICE STEPS WARMUP MODES``: print
-    ``[{mode: timing}, params]`` of :func:`time_framework` as one JSON line."""
+    """``python -m benchmarks.runner WORKLOAD FRAMEWORK DEVICE STEPS WARMUP MODES TORCH_CUDNN
+    COUNT``: print ``[{mode: timing}, params]`` of :func:`time_framework` as one JSON line."""
     from benchmarks import workloads
-    workload_id, framework, device, steps, warmup, modes = argv
+    workload_id, framework, device, steps, warmup, modes, torch_cudnn, count = argv
     torch.set_num_threads(len(os.sched_getaffinity(0)))
+    set_torch_cudnn(torch_cudnn)
     if device == 'gpu':
         minidl.set_default_device('gpu')
     result = time_framework(workloads.load(workload_id), framework, modes.split(','), device,
-                            int(steps), int(warmup))
+                            int(steps), int(warmup), count=count == '1')
     print(json.dumps(result))
 
 

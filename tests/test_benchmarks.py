@@ -93,3 +93,18 @@ def test_sgemm_lines_give_gflops_for_each_thread_count(capsys):
     for result in printed:
         seconds = result['median_ms'] / 1e3
         assert result['gflops_median'] == pytest.approx(2 * 2048 ** 3 / 1e9 / seconds)
+
+
+def test_flops_are_counted_once_and_rated_for_both_frameworks(capsys):
+    main(['W1', '--steps', '1', '--warmup', '0', '--flops'])
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # By hand: 2 flop per multiply-add of the three Dense products, 128 rows. Training adds
+    # the weight gradients of all three and the input gradients of the last two (the
+    # first layer's input needs none).
+    forward = 2 * 128 * (784 * 512 + 512 * 512 + 512 * 10)
+    backward = forward + 2 * 128 * (512 * 512 + 512 * 10)
+    expected = {'inference': forward, 'train': forward + backward}
+    for result in printed:
+        assert result['flop_per_step'] == expected[result['mode']]
+        seconds = result['median_ms'] / 1e3
+        assert result['tflops'] == pytest.approx(result['flop_per_step'] / seconds / 1e12)

@@ -6,6 +6,7 @@ process and index; the result (CuPy, or the error) is remembered, because
 """
 
 import functools
+import os
 
 _INSTALL_HINT = ("install minidl with the 'gpu' extra (pip install minidl[gpu]) "
                  "on a machine with an NVIDIA GPU and driver")
@@ -14,6 +15,11 @@ _INSTALL_HINT = ("install minidl with the 'gpu' extra (pip install minidl[gpu]) 
 @functools.cache
 def _check_gpu(index):
     """``(cupy, None, None)`` if GPU ``index`` can be used, else ``(None, message, cause)``."""
+    # cuBLAS gives the same bits run to run only with a fixed workspace per stream
+    # (NVIDIA's cuBLAS guide, "Results reproducibility"); it reads this when its
+    # first handle is made, which CuPy does lazily, after this import. A user's
+    # own setting wins.
+    os.environ.setdefault('CUBLAS_WORKSPACE_CONFIG', ':4096:8')
     try:
         import cupy
     except ImportError as error:

@@ -8,6 +8,7 @@ later tests still run oneDNN.
 """
 
 import contextlib
+import inspect
 import types
 
 import numpy as np
@@ -225,3 +226,18 @@ def test_missing_onednn_under_always_is_an_error_that_names_the_fix(tmp_path, mo
             vendor.kernel(np, 'conv2d', np.float64, **CONV_PARAMS)
     if onednn_loads():
         assert isinstance(vendor.kernel(np, 'conv2d', np.float32, **CONV_PARAMS), Conv2DKernel)
+
+
+# --- one signature per factory ------------------------------------------------------------------
+
+def test_both_libraries_offer_the_same_factories_with_the_same_parameters():
+    """A Function asks either library with the same call: any factory that differs in name
+    or parameters would fail only on the machine that has that library."""
+    from minidl.compute.cuda.cudnn import kernels as cudnn_kernels
+    from minidl.compute.onednn import kernels as onednn_kernels
+    names = _factories(onednn_kernels)
+    assert names == _factories(cudnn_kernels) >= {'conv2d', 'pool2d', 'batch_norm', 'rnn'}
+    for name in sorted(names):
+        ours, theirs = (inspect.signature(getattr(module, name))
+                        for module in (onednn_kernels, cudnn_kernels))
+        assert list(ours.parameters) == list(theirs.parameters), name

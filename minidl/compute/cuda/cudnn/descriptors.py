@@ -92,13 +92,17 @@ def rnn_data(dtype, steps, batch, vector_size):
 
 
 def rnn(cell_mode, bias_mode, input_size, hidden_size, dtype, dropout):
-    """A one-layer, one-direction RNN of ``cell_mode`` (v8 API), no projection."""
+    """A one-layer, one-direction RNN of ``cell_mode`` (v8 API), no projection.
+
+    Padded I/O is enabled: cuDNN takes the unpacked (batch-major) sequence
+    layout of :func:`rnn_data` only with it.
+    """
     descriptor = Descriptor('RNN')
     api.functions().SetRNNDescriptor_v8(
         descriptor.value, constants.RNN_ALGO_STANDARD, cell_mode, bias_mode,
         constants.UNIDIRECTIONAL, constants.LINEAR_INPUT, data_type(dtype),
         compute_type(dtype), math_type(dtype), input_size, hidden_size, hidden_size, 1,
-        dropout.value, constants.RNN_PADDED_IO_DISABLED)
+        dropout.value, constants.RNN_PADDED_IO_ENABLED)
     return descriptor
 
 
