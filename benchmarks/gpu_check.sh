@@ -13,8 +13,8 @@
 #          frameworks with PyTorch's cuDNN set deterministic (as minidl runs),
 #          then PyTorch alone with its defaults (TF32 convolutions)
 #
-# Everything is written under OUT_DIR (env.txt, tests.log, bench-*.jsonl,
-# bench-*.log, summary.txt). Run from the repository root; minidl is used from
+# Everything is written under OUT_DIR (env.txt, tests.log, bench-*.log with
+# one JSON line per result and a table, summary.txt). Run from the repository root; minidl is used from
 # the working tree. CuPy (cupy-cuda13x), cuDNN (nvidia-cudnn-cu13), PyTorch,
 # pytest, h5py and tqdm must be importable; where they are not, wheels in
 # .whl/ (pip download ... -d .whl) are installed into /tmp/site first.
@@ -66,7 +66,7 @@ EOF
         cat "$out/env.txt"
         ;;
     tests)
-        timeout "${GPU_CHECK_TEST_SECONDS:-420}" "$python" -m pytest -rs -p no:cacheprovider \
+        timeout "${GPU_CHECK_TEST_SECONDS:-420}" "$python" -m pytest -v --tb=short -rsfE -p no:cacheprovider \
             tests/minidl/compute/test_{gpu,cudnn,cuda}_*.py \
             tests/minidl/compute/test_{device,segments,vendor,cpu_never_imports_cupy}.py \
             > "$out/tests.log" 2>&1
@@ -82,11 +82,11 @@ EOF
         steps=(--steps "${BENCH_STEPS:-20}" --warmup "${BENCH_WARMUP:-5}")
         timeout "${GPU_CHECK_BENCH_SECONDS:-300}" "$python" -m benchmarks W3 W4 W5 Z2 \
             --device gpu --flops --torch-cudnn deterministic "${steps[@]}" \
-            --json "$out/bench-deterministic.jsonl" > "$out/bench-deterministic.log" 2>&1
+            > "$out/bench-deterministic.log" 2>&1
         summary "bench, PyTorch deterministic: exit $?"
         timeout "${GPU_CHECK_BENCH_SECONDS:-300}" "$python" -m benchmarks W3 W4 W5 Z2 \
             --device gpu --flops --framework torch --torch-cudnn default "${steps[@]}" \
-            --json "$out/bench-torch-default.jsonl" > "$out/bench-torch-default.log" 2>&1
+            > "$out/bench-torch-default.log" 2>&1
         summary "bench, PyTorch default: exit $?"
         tail -n 12 "$out/bench-deterministic.log" "$out/bench-torch-default.log"
         ;;
