@@ -190,7 +190,9 @@ class Tensor:
         if self.grad is not None:
             self.grad = Tensor._wrap(self.grad.data + grad)
             return
-        if shared or grad.base is not None or not (grad.flags.c_contiguous and grad.flags.writeable):
+        # CuPy's flags have no 'writeable': its arrays always are.
+        writeable = getattr(grad.flags, 'writeable', True)
+        if shared or grad.base is not None or not (grad.flags.c_contiguous and writeable):
             grad = grad.copy()
         self.grad = Tensor._wrap(grad)
 

@@ -63,5 +63,6 @@ _TORCH_LABEL_LENGTHS = torch.from_numpy(_LABEL_LENGTHS)
 
 def torch_loss(logits, y):
     log_probs = logits.log_softmax(-1).transpose(0, 1)  # (frames, batch, classes)
-    return TF.ctc_loss(log_probs, y, _TORCH_INPUT_LENGTHS, _TORCH_LABEL_LENGTHS,
+    return TF.ctc_loss(log_probs, y, _TORCH_INPUT_LENGTHS.to(y.device),
+                       _TORCH_LABEL_LENGTHS.to(y.device),
                        reduction='mean')

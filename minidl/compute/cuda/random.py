@@ -97,8 +97,9 @@ def skip(bit_generator, steps):
 
 @functools.cache
 def _kernel():
-    # CuPy compiles a RawKernel on first call and caches it for each device.
-    return require_gpu().RawKernel(_SOURCE, 'minidl_pcg64_uniform')
+    # CuPy compiles a RawKernel on first call and caches it for each device. NVRTC
+    # takes the 128-bit integers of PCG64's state only when told to.
+    return require_gpu().RawKernel(_SOURCE, 'minidl_pcg64_uniform', options=('--device-int128',))
 
 
 def uniform(bit_generator, shape, low=0.0, high=1.0):

@@ -149,7 +149,7 @@ def test_rnn_matches_the_fallback(cupy, cell, function, gates, reverse, has_stat
     outputs = 3 if cell == 'lstm' else 2
     grads = [normal(cupy, batch, steps, units, seed=9)] + [
         normal(cupy, batch, units, seed=10 + i) for i in range(outputs - 1)]
-    reference = fallback(function(reverse, True, has_state), arrays, grads, cupy)
+    reference = fallback(function((reverse,), True, has_state), arrays, grads, cupy)
     assert_matches_and_repeats(lambda: accelerated_run(
         kernels.rnn(x.dtype, cell, reverse=reverse, has_bias=True, has_state=has_state,
                     training=True), arrays, grads, grad_finals=True), reference, cupy)

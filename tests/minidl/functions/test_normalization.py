@@ -10,9 +10,10 @@ torch = pytest.importorskip('torch')
 
 
 def _train(x, gamma, beta, axis=-1):
-    # Fresh running statistics per call: gradcheck runs the forward many times.
+    # Fresh running statistics per call, on x's device: gradcheck runs the forward many
+    # times, and the GPU tests run these cases on CuPy arrays.
     channels = x.shape[axis]
-    return batch_norm(x, gamma, beta, np.zeros(channels), np.ones(channels), True, axis=axis)
+    return batch_norm(x, gamma, beta, x.xp.zeros(channels), x.xp.ones(channels), True, axis=axis)
 
 
 GRADCHECK_CASES = [
