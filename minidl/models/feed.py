@@ -34,12 +34,23 @@ class Batch:
     def __len__(self):
         return count_of(self.indices)
 
-    def take(self, indices):
-        """The arrays of the samples ``indices`` (a subset of this batch's)."""
+    def take(self, indices, device=None):
+        """The arrays of the samples ``indices`` (a subset of this batch's).
+
+        Args:
+            indices: Samples of this batch (int array or slice).
+            device: The Device of the model's weights. On a GPU the samples
+                are moved there as Tensors, so that a model on the GPU takes
+                numpy data as Keras users give it; elsewhere they are
+                returned as they are.
+        """
+        to_gpu = device is not None and device.kind == 'gpu'
+
         def pick(array):
-            if isinstance(array, Tensor):
-                return Tensor._wrap(array.data[indices])
-            return array[indices]
+            data = array.data if isinstance(array, Tensor) else array
+            if to_gpu:
+                return Tensor(data[indices], device=device)
+            return Tensor._wrap(data[indices]) if isinstance(array, Tensor) else data[indices]
         y = None if self.y is None else [pick(a) for a in self.y]
         weight = None if self.sample_weight is None else pick(self.sample_weight)
         return [pick(a) for a in self.x], y, weight

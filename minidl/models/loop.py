@@ -10,6 +10,7 @@ so the logs are exact. :mod:`minidl.models.strategy` explains the contract.
 import numpy as np
 
 from minidl.compute import to_numpy
+from minidl.compute.device import get_default_device
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
 from minidl.models.weighting import check_weights
@@ -17,9 +18,15 @@ from minidl.saving import interrupts
 from minidl.tensor import Tensor, no_grad
 
 
+def model_device(model):
+    """The Device of the model's weights (the default device while it has none)."""
+    weights = model.weights
+    return weights[0].device if weights else get_default_device()
+
+
 def gradient_step(model, batch, local):
     """Forward and backward on the samples ``local`` of ``batch``; gradients in ``.grad``."""
-    x, y, weight = batch.take(local)
+    x, y, weight = batch.take(local, model_device(model))
     params = model.trainable_weights
     for param in params:
         param.grad = None
@@ -51,7 +58,7 @@ def test_batch(model, batch):
     strategy = model.strategy
     local = strategy.shard(batch.indices)
     if count_of(local):
-        x, y, weight = batch.take(local)
+        x, y, weight = batch.take(local, model_device(model))
         outputs = flatten(model(x, training=False))
         objectives = model._objectives_for(outputs)
         objectives.loss(y, outputs, weight, len(batch), model.losses)
@@ -66,7 +73,7 @@ def predict_batch(model, batch):
     local = strategy.shard(batch.indices)
     if not count_of(local):
         return strategy.gather(None)
-    x, _, _ = batch.take(local)
+    x, _, _ = batch.take(local, model_device(model))
     outputs = flatten(model(x, training=False))
     return strategy.gather([to_numpy(output.data) for output in outputs])
 

@@ -3,8 +3,11 @@
 minidl normalises over every axis but the channel axis. Viewed as
 ``(outer, C, inner)`` around that axis, a C-contiguous array is an NCHW tensor
 ``(outer, C, inner, 1)``; when the channel axis is last (inner = 1) it is
-described as NHWC ``(outer, C, 1, 1)``, the layout cuDNN's channels-last
-kernels expect. SPATIAL mode normalises over N, H and W: every axis but C.
+described as NHWC with N the first axis and H the others before the
+channels, the layout cuDNN's channels-last kernels expect. (Not N = outer:
+cuDNN 9.19's inference kernel refuses an N of 65,536 with NOT_SUPPORTED, seen
+on an H100 with ResNet-20's 64 x 32 x 32 x 16 batch.) SPATIAL mode normalises
+over N, H and W: every axis but C.
 (SPATIAL_PERSISTENT is faster but may be non-deterministic and overflow.)
 
 The running statistics stay with the caller (``functions.batch_norm``
@@ -31,7 +34,9 @@ class BatchNormPlan:
         outer, channels = math.prod(shape[:axis]), shape[axis]
         inner = math.prod(shape[axis + 1:])
         if inner == 1:
-            self.x = descriptors.tensor_4d(outer, channels, 1, 1, dtype, constants.TENSOR_NHWC)
+            n = shape[0] if axis > 0 else 1
+            self.x = descriptors.tensor_4d(n, channels, outer // n, 1, dtype,
+                                           constants.TENSOR_NHWC)
         else:
             self.x = descriptors.tensor_4d(outer, channels, inner, 1, dtype,
                                            constants.TENSOR_NCHW)
