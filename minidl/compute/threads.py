@@ -127,6 +127,12 @@ def map_tasks(function, items, xp=np):
     return run_tasks([functools.partial(function, item) for item in items], xp)
 
 
+def in_task():
+    """Whether the calling thread is running a task of :func:`run_tasks` (whose own
+    tasks then run in that thread, one after the other)."""
+    return getattr(_state, 'in_task', False)
+
+
 def sum_in_order(parts):
     """The sum of the tasks' partial results, added in task order (so, deterministic)."""
     total = parts[0]
@@ -155,7 +161,7 @@ def run_tasks(tasks, xp=np):
         A list of the tasks' results, in the order of ``tasks``.
     """
     tasks = list(tasks)
-    if xp is not np or getattr(_state, 'in_task', False):
+    if xp is not np or in_task():
         return [task() for task in tasks]
     pool_threads = num_threads()
     _limit_blas(pool_threads)

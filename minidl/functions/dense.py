@@ -6,9 +6,15 @@ record a graph node. Here the bias is added and the ReLU applied in place
 on the product, and the ReLU's backward reads its mask from the output.
 The arithmetic, and so every bit of the result, is that of ``matmul``,
 ``add`` and ``relu`` applied one after the other.
+
+That is the reference code. For float32 numpy arrays the vendor library's
+kernel runs instead where one serves it (:mod:`minidl.compute.vendor`:
+oneDNN's matmul, with the bias and the ReLU fused into the product); each
+call shows which branch it took in its ``vendor_kernel`` (None: the
+reference code ran).
 """
 
-from minidl.compute import products
+from minidl.compute import products, vendor
 from minidl.tensor import Function
 
 _ACTIVATIONS = (None, 'relu')
@@ -20,6 +26,8 @@ class Dense(Function):
     def __init__(self, activation):
         self.relu = activation == 'relu'
 
+    vendor_kernel = None
+
     def forward(self, x, kernel, bias=None):
         if x.ndim != 2 or kernel.ndim != 2 or x.shape[1] != kernel.shape[0]:
             raise ValueError(f'dense needs x (rows, features) and kernel (features, units), '
@@ -27,6 +35,19 @@ class Dense(Function):
         if bias is not None and bias.shape != kernel.shape[1:]:
             raise ValueError(f'dense: bias of shape {bias.shape} given for a kernel of shape '
                              f'{kernel.shape}; it needs shape {kernel.shape[1:]}')
+        dtype = self.xp.result_type(x, kernel) if bias is None else \
+            self.xp.result_type(x, kernel, bias)
+        self.vendor_kernel = vendor.kernel(self.xp, 'dense', dtype, relu=self.relu)
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.forward(x, kernel, bias)
+        return self._forward_reference(x, kernel, bias)
+
+    def backward(self, grad):
+        if self.vendor_kernel is not None:
+            return self.vendor_kernel.backward(grad, self.needs_input_grad)
+        return self._backward_reference(grad)
+
+    def _forward_reference(self, x, kernel, bias):
         y = products.matmul(x, kernel, xp=self.xp)
         if bias is not None:
             y += bias
@@ -36,7 +57,7 @@ class Dense(Function):
         self.x, self.kernel = x, kernel
         return y
 
-    def backward(self, grad):
+    def _backward_reference(self, grad):
         if self.relu:
             grad = grad * (self.y > 0)
         needs_x, needs_kernel = self.needs_input_grad[:2]

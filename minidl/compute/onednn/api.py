@@ -54,6 +54,9 @@ PROTOTYPES = {
     'lbr_gru_forward_primitive_desc_create': [PP, P, I, I] + [P] * 7 + [U, P],
     'lbr_gru_backward_primitive_desc_create': [PP, P, I, I] + [P] * 14 + [U, P, P],
     'batch_normalization_backward_primitive_desc_create': [PP, P, I, P, P, P, F, U, P, P],
+    'matmul_primitive_desc_create': [PP, P, P, P, P, P, P],
+    'post_ops_create': [PP], 'post_ops_destroy': [P],
+    'post_ops_append_eltwise': [P, I, F, F], 'primitive_attr_set_post_ops': [P, P],
 }
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from minidl.compute.onednn import batch_norm as _batch_norm
 from minidl.compute.onednn.convolution import Conv2DKernel, ConvTranspose2DKernel
+from minidl.compute.onednn.dense import DenseKernel
 from minidl.compute.onednn.pooling import Pool2DKernel
 from minidl.compute.onednn.rnn import RNNKernel
 
@@ -33,6 +34,14 @@ def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):
     if dtype != np.float32:
         return None
     return Conv2DKernel(strides, pads, dilations, channels_first, depthwise=True)
+
+
+def dense(dtype, relu):
+    """A fully connected kernel for ``functions.dense.Dense`` (float32), with the ReLU
+    fused when ``relu``."""
+    if dtype != np.float32:
+        return None
+    return DenseKernel(relu)
 
 
 def pool2d(dtype, kind, window, strides, pads, channels_first):

@@ -10,8 +10,24 @@ directory holding ``libdnnl.so.3`` and replaces the search.
 (The newer ``onednn`` wheel is a SYCL build whose library needs Intel's TBB,
 SVML and SYCL runtimes, about ten times the download, for nothing a CPU run
 uses; the GOMP build is the one minidl binds.)
+
+How long oneDNN's idle OpenMP threads spin: after a parallel call, GNU
+OpenMP's threads spin for the next one, by default about 10 ms here (2-core
+AMD EPYC), before they sleep; a sleeping thread takes 0.1 ms or more to
+wake. A product on two threads (:mod:`~minidl.compute.onednn.matmul`) wants
+them awake, as the next product of a step comes tens of microseconds later;
+but minidl's pool may run tasks next, and a spinning thread takes part of a
+core from them while it spins (with the default, an LSTM step next to a
+dense layer, W6 of the benchmarks, took 1.5 times as long). So libgomp is
+loaded with ``GOMP_SPINCOUNT`` at ``SPIN_COUNT``: about 0.3 ms of spinning,
+enough for the products of a multilayer perceptron's step to find the
+threads awake. A ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY`` the user set is
+kept, and the variable is removed again once libgomp has read it (child
+processes do not inherit it); a libgomp that another library loaded first
+keeps its own setting.
 """
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -22,6 +38,7 @@ LIBRARY = 'libdnnl.so.3'
 OPENMP_LIBRARY = 'libgomp.so.1'
 ENVIRONMENT_VARIABLE = 'MINIDL_ONEDNN_LIB_DIR'
 MINIMUM_VERSION = (3, 2)
+SPIN_COUNT = 10000  # GOMP_SPINCOUNT: about 0.3 ms (its default, 300000, about 10 ms)
 CPU_RUNTIME_OPENMP = 2  # dnnl_version_t.cpu_runtime of an OpenMP build (DNNL_RUNTIME_OMP)
 
 
@@ -63,7 +80,8 @@ def open_library(directory):
     """
     path = pathlib.Path(directory) / LIBRARY
     try:
-        library = ctypes.CDLL(str(path))
+        with _spin_count():
+            library = ctypes.CDLL(str(path))
         library.dnnl_version.restype = ctypes.POINTER(_Version)
         version = library.dnnl_version().contents
     except (OSError, AttributeError) as error:
@@ -76,6 +94,20 @@ def open_library(directory):
                                 f'{version.cpu_runtime}); minidl binds the GOMP build')
     library.version = found
     return library
+
+
+@contextlib.contextmanager
+def _spin_count():
+    """``GOMP_SPINCOUNT`` set to ``SPIN_COUNT`` while libgomp loads (and reads it), unless
+    the user chose how its threads wait."""
+    if 'GOMP_SPINCOUNT' in os.environ or 'OMP_WAIT_POLICY' in os.environ:
+        yield
+        return
+    os.environ['GOMP_SPINCOUNT'] = str(SPIN_COUNT)
+    try:
+        yield
+    finally:
+        del os.environ['GOMP_SPINCOUNT']
 
 
 @functools.lru_cache(maxsize=None)

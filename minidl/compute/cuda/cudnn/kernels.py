@@ -26,6 +26,12 @@ def depthwise_conv2d(dtype, strides, pads, dilations, channels_first):
     return None
 
 
+def dense(dtype, relu):
+    """Not bound: a fully connected layer keeps the CuPy reference code (one cuBLAS
+    product) on the GPU."""
+    return None
+
+
 def pool2d(dtype, kind, window, strides, pads, channels_first):
     """A 'max' or 'average' pooling kernel for ``functions.pooling``."""
     return _pooling.pool_kernel(kind, window, strides, pads, channels_first)

@@ -1,0 +1,41 @@
+"""A fully connected layer through oneDNN: ``relu(x @ kernel + bias)`` and its gradients.
+
+The forward is one matmul primitive with the bias and the ReLU fused into
+it (:mod:`~minidl.compute.onednn.matmul`), so no pass over the output is
+left to numpy; the backward is two more products, ``grad @ kernel.T`` and
+``x.T @ grad``, each reading its transposed operand in place. The bias's
+gradient is numpy's sum over the batch, whose order is fixed by the shape.
+"""
+
+from minidl.compute.onednn.matmul import matmul, readable
+
+
+class DenseKernel:
+    """oneDNN's products with the signature of ``functions.dense.Dense``.
+
+    Args:
+        relu: Apply ReLU to the output (its backward reads the output's mask).
+    """
+
+    def __init__(self, relu):
+        self.relu = relu
+
+    def forward(self, x, kernel, bias=None):
+        """``x @ kernel (+ bias)``, then ReLU when asked, of 2-D float32 arrays."""
+        self.x, self.kernel = readable(x), readable(kernel)
+        y = matmul(self.x, self.kernel, bias, self.relu)
+        self.y = y if self.relu else None
+        return y
+
+    def backward(self, grad, needs_input_grad):
+        """Gradients ``(x, kernel[, bias])`` for the output gradient ``grad``; None where
+        ``needs_input_grad`` is false."""
+        grad = readable(grad)
+        if self.relu:
+            grad = grad * (self.y > 0)
+        grad_x = matmul(grad, self.kernel.T) if needs_input_grad[0] else None
+        grad_kernel = matmul(self.x.T, grad) if needs_input_grad[1] else None
+        grad_bias = None
+        if len(needs_input_grad) == 3 and needs_input_grad[2]:
+            grad_bias = grad.sum(axis=0)
+        return (grad_x, grad_kernel, grad_bias)[:len(needs_input_grad)]
