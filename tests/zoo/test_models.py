@@ -1,6 +1,8 @@
 """The zoo's architectures: parameter counts, keras.applications' arguments and checks,
 and that they are ordinary models (summary, fit, save/load_model, nesting)."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,8 @@ import zoo
 from minidl.layers import Dense, GlobalAveragePooling2D, Input
 from minidl.models import Model, Sequential, load_model
 from zoo import preprocessing
+
+README = pathlib.Path(__file__).resolve().parents[2] / 'README.md'
 
 
 def trainable_count(model):
@@ -33,6 +37,15 @@ def test_parameter_counts_are_torchvisions(build, expected):
     assert trainable_count(model) == expected
     moving = sum(w.size for w in model.non_trainable_weights)
     assert model.count_params() == expected + moving
+
+
+def test_resnet20_counts_are_the_readmes():
+    # The README gives both: 272,474 trainable, and count_params()'s Keras count with the
+    # moving mean and variance of the 784 batch-norm channels.
+    model = zoo.ResNet20()
+    assert (trainable_count(model), model.count_params()) == (272_474, 272_474 + 2 * 784)
+    assert 'ResNet-20: 272,474 trainable parameters' in README.read_text()
+    assert '274,042 for ResNet-20' in README.read_text()
 
 
 def test_cifar_depths_are_six_n_plus_two():
