@@ -32,10 +32,13 @@ from minidl.compute.onednn.primitive import Primitive, cached, engine
 
 SPLIT_DEPTH = 2048  # from this depth a transposed left operand's sum may be split
 DEPTH_CHUNK = 1024
-# Multiply-adds (about 80 us on one core) below which a product runs on one thread: waking
-# oneDNN's other threads would cost about what they save, and they would then spin (see
-# library.py) and take cores that minidl's pool may want next.
-MIN_THREADED_WORK = 1 << 22
+# Multiply-adds (about 0.7 ms on one core) below which a product runs on one thread.
+# oneDNN's other threads spin after each threaded call (see library.py) and take cores that
+# minidl's pool may want next: with 1 << 22 here, the bidirectional LSTM's inference step
+# (W5 of the benchmarks: a 1600 x 512 x 29 dense product beside pool tasks) took 51 ms
+# instead of 45, and LeNet's (W2) small dense layers lost more than they gained. A
+# multilayer perceptron's products (128 x 512 x 512 and up) are at least this large.
+MIN_THREADED_WORK = 1 << 25
 
 
 def product_threads(work):
