@@ -12,7 +12,11 @@ import os
 import socket
 import sys
 
-from mpi4py import MPI
+try:
+    from mpi4py import MPI
+except ImportError as error:
+    raise ImportError("minidl_dist needs mpi4py and an MPI library: pip install 'minidl[dist]' "
+                      '(mpi4py and the mpich wheel; mpirun lands in the venv\'s bin/)') from error
 
 from minidl import Device, set_default_device
 from minidl.compute import get_array_module, threads, to_numpy

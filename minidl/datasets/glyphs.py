@@ -111,8 +111,9 @@ def _font_path(font):
 
 def _draw(font, characters):
     """Each character of ``font`` on a float canvas, 0 (ground) to 1 (ink)."""
+    path = _font_path(font)  # first: it says how to install matplotlib when it is missing
     from matplotlib.ft2font import FT2Font
-    face = FT2Font(_font_path(font))
+    face = FT2Font(path)
     face.set_size(_CAP_HEIGHT, 72)
     face.set_text('H')
     face.draw_glyphs_to_bitmap(antialiased=True)

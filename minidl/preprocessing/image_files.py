@@ -22,7 +22,8 @@ def pil_image():
     try:
         from PIL import Image
     except ImportError:
-        raise ImportError('reading and writing images needs Pillow: pip install Pillow') from None
+        raise ImportError("reading and writing images needs Pillow: pip install 'minidl[image]' "
+                          '(or pip install Pillow)') from None
     return Image
 
 
