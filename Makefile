@@ -4,10 +4,15 @@ PYTHON := $(VENV)/bin/python
 
 .PHONY: install test demo bench
 
-# The venv is (re)built when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+# The venv is (re)built when pyproject.toml changes: the demo's part first
+# (what the tutorials need), then everything the tests need.
+$(VENV)/.demo-installed: pyproject.toml
 	test -x $(PYTHON) || python3 -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e '.[data,plot,onednn]'
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.demo-installed
 	$(PYTHON) -m pip install --quiet -e '.[test,dist,data,plot,onednn]'
 	touch $@
 
@@ -25,7 +30,7 @@ test: install
 	MINIDL_USE_ONEDNN=never $(PYTHON) -m pytest $(REFERENCE_TESTS)
 
 # Trains a small CNN on the digits set, saves it and plots its curves (demo_output/).
-demo: install
+demo: $(VENV)/.demo-installed
 	$(PYTHON) tutorials/01_lenet_digits.py demo_output
 
 bench: install
