@@ -1,5 +1,6 @@
-"""``keras.utils.generic_utils``: custom objects found by name when loading and deserialising."""
+"""``keras.utils.generic_utils``: custom objects found by name, and Keras 2's ``Progbar``."""
 
 from minidl.registry import CustomObjectScope, custom_object_scope, get_custom_objects
+from minidl.utils.progbar import Progbar
 
-__all__ = ['CustomObjectScope', 'custom_object_scope', 'get_custom_objects']
+__all__ = ['CustomObjectScope', 'Progbar', 'custom_object_scope', 'get_custom_objects']
