@@ -2,13 +2,15 @@
 
 Inside minidl, a module imports only from lower rows of::
 
-    config, registry -> compute -> tensor -> functions, gradcheck
-    -> initializers, activations, regularizers, constraints, data, datasets
+    config, registry -> compute -> tensor -> functions, gradcheck -> data
+    -> initializers, activations, regularizers, constraints, datasets
     -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
     -> backend, engine -> utils -> preprocessing
 
-(``saving`` sits below ``models`` because ``Model.save`` and ``load_model``
-are models' API; saving rebuilds models from the layer registry, by class name.
+(``data`` sits below ``datasets``, whose loaders fetch files with its
+``downloads.get_file``. ``saving`` sits below ``models`` because
+``Model.save`` and ``load_model`` are models' API; saving rebuilds models from
+the layer registry, by class name.
 ``utils`` is Keras's grab bag for users: some of it works on models, such as
 ``plot_model`` and ``layer_test``, so it sits above them. ``backend`` is
 Keras's ``K``, a facade over tensors and layer graphs for users' code; it
@@ -33,8 +35,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
-    ['config', 'registry'], ['compute'], ['tensor'], ['functions', 'gradcheck'],
-    ['initializers', 'activations', 'regularizers', 'constraints', 'data', 'datasets'],
+    ['config', 'registry'], ['compute'], ['tensor'], ['functions', 'gradcheck'], ['data'],
+    ['initializers', 'activations', 'regularizers', 'constraints', 'datasets'],
     ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
     ['backend', 'engine'],
     ['utils'],

@@ -34,8 +34,7 @@ import urllib.request
 import warnings
 import zipfile
 
-from minidl.data import Sequence  # Keras 2 scripts import it from this module path
-from minidl.saving.hdf5 import sync_directory
+from minidl.data.durable import sync_directory
 
 try:
     import fcntl
@@ -110,6 +109,11 @@ def get_file(fname, origin, untar=False, md5_hash=None, file_hash=None,
         if extract and archive_format is not None:
             _extract_archive(path, directory, archive_format, replace=fetched)
     return path
+
+
+def cache_path(fname, cache_subdir='datasets', cache_dir=None):
+    """Where :func:`get_file` keeps ``fname`` (the same cache directory rules; made if needed)."""
+    return os.path.join(_cache_directory(cache_dir, cache_subdir), fname)
 
 
 def _expected_hash(file_hash, hash_algorithm):

@@ -11,7 +11,11 @@
 * Keras's ``mnist.npz`` (arrays ``x_train``, ``y_train``, ``x_test``,
   ``y_test``), read without unpickling anything.
 
-Nothing is downloaded.
+When ``path`` is a plain ``.npz`` file name found neither where given nor in
+``~/.keras/datasets``, it is fetched as Keras 2 fetches it: ``get_file`` from
+Keras's origin, checked against Keras's MD5, into minidl's cache
+(``~/.minidl/datasets``). Offline that fails at once, saying where to put
+the file.
 """
 
 import gzip
@@ -22,6 +26,11 @@ import struct
 import numpy as np
 
 from minidl.datasets.files import locate
+from minidl.data.downloads import cache_path, get_file
+
+# Where Keras 2.2.4's mnist.load_data fetches mnist.npz, and that file's MD5.
+ORIGIN = 'https://s3.amazonaws.com/img-datasets/mnist.npz'
+MD5 = '8a61469f7ea1b51cbae51d4f78837e45'
 
 _FILES = {'x_train': 'train-images-idx3-ubyte', 'y_train': 'train-labels-idx1-ubyte',
           'x_test': 't10k-images-idx3-ubyte', 'y_test': 't10k-labels-idx1-ubyte'}
@@ -41,18 +50,22 @@ def load_data(path='mnist.npz'):
         path: A directory holding the four IDX files, or an ``.npz`` file as
             Keras saves it. A relative path that does not exist is also
             looked up under ``~/.keras/datasets`` (where Keras keeps
-            ``mnist.npz``).
+            ``mnist.npz``); a plain ``.npz`` name found in neither is
+            downloaded (see the module docstring).
 
     Returns:
         ``((x_train, y_train), (x_test, y_test))``: uint8 images of shape
         (n, 28, 28) with values 0 to 255, and uint8 labels of shape (n,).
 
     Raises:
-        FileNotFoundError: If ``path`` or one of the files is missing; the
-            message says where to get them.
+        FileNotFoundError: If ``path`` or one of the files is missing and
+            cannot be downloaded; the message says where to get them and
+            where to put them.
         ValueError: If a file is not in the expected format.
     """
     location = locate(path)
+    if location is None and _downloadable(path):
+        location = _download(path)
     if location is None:
         raise FileNotFoundError(f'mnist: {path} does not exist; {_WHERE}')
     if os.path.isdir(location):
@@ -90,6 +103,29 @@ def read_idx(path):
                          f'(shape {shape}, {dtype.name}) says {expected}')
     array = np.frombuffer(content, dtype, offset=header).reshape(shape)
     return array.astype(dtype.newbyteorder('='))
+
+
+def _downloadable(path):
+    """Whether ``path`` names a file the way Keras's ``load_data(path='mnist.npz')`` does."""
+    path = os.fspath(path)
+    return path.endswith('.npz') and os.path.basename(path) == path
+
+
+def _download(name):
+    """Keras's mnist.npz, fetched into minidl's cache as ``name``.
+
+    Raises:
+        FileNotFoundError: It cannot be fetched (offline, say); the message
+            names the file to place in the cache and the argument to pass.
+    """
+    try:
+        return get_file(name, origin=ORIGIN, file_hash=MD5, cache_subdir='datasets')
+    except OSError as error:
+        raise FileNotFoundError(
+            f'mnist: {name} is not in the working directory or ~/.keras/datasets and could '
+            f'not be downloaded from {ORIGIN} ({error}). Place Keras\'s mnist.npz (MD5 {MD5}) '
+            f'at {cache_path(name, "datasets")}, or pass load_data(path=...) the path of '
+            f'mnist.npz or of a directory holding the four IDX files') from error
 
 
 def _find(directory, name):

@@ -35,6 +35,7 @@ import stat
 import h5py
 import numpy as np
 
+from minidl.data.durable import sync_directory
 from minidl.saving import interrupts
 
 
@@ -260,17 +261,3 @@ def read_strings(attrs, name):
                 raise TypeError(f'attribute {name!r} holds a {type(item).__name__}, not a string')
             strings.append(item)
     return strings
-
-
-def sync_directory(directory):
-    """fsync ``directory``, which makes a rename in it durable (where directories open)."""
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)

@@ -1,6 +1,7 @@
 """MNIST loader: IDX files (plain and gzip) and Keras's mnist.npz, written here and read back."""
 
 import gzip
+import hashlib
 import struct
 
 import numpy as np
@@ -107,3 +108,36 @@ def test_an_npz_without_the_arrays_is_refused(tmp_path):
     np.savez(tmp_path / 'other.npz', x=np.zeros(3))
     with pytest.raises(ValueError, match='lacks the arrays'):
         mnist.load_data(tmp_path / 'other.npz')
+
+
+def test_a_plain_npz_name_is_fetched_as_keras_fetches_it(tmp_path, monkeypatch):
+    """No file anywhere: ``load_data()`` fetches Keras's origin into minidl's cache,
+    checked against the MD5 (the origin is a local file:// URL here)."""
+    arrays = sample_arrays()
+    origin = tmp_path / 'origin' / 'mnist.npz'
+    origin.parent.mkdir()
+    np.savez(origin, **arrays)
+    monkeypatch.setattr(mnist, 'ORIGIN', origin.as_uri())
+    monkeypatch.setattr(mnist, 'MD5', hashlib.md5(origin.read_bytes()).hexdigest())
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+    monkeypatch.setenv('MINIDL_HOME', str(tmp_path / 'cache'))
+    monkeypatch.chdir(tmp_path)
+    check(mnist.load_data(), arrays)
+    assert (tmp_path / 'cache' / 'datasets' / 'mnist.npz').read_bytes() == origin.read_bytes()
+    monkeypatch.setattr(mnist, 'MD5', '0' * 32)  # the cached file no longer matches: refused
+    (tmp_path / 'cache' / 'datasets' / 'mnist.npz').write_bytes(b'not mnist')
+    with pytest.raises(ValueError, match='hash'):
+        mnist.load_data()
+
+
+def test_offline_the_error_says_where_to_put_the_file_and_what_to_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(mnist, 'ORIGIN', (tmp_path / 'unreachable.npz').as_uri())
+    monkeypatch.setenv('HOME', str(tmp_path / 'home'))
+    monkeypatch.setenv('MINIDL_HOME', str(tmp_path / 'cache'))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError) as raised:
+        mnist.load_data()
+    message = str(raised.value)
+    assert str(tmp_path / 'cache' / 'datasets' / 'mnist.npz') in message
+    assert 'load_data(path=...)' in message and mnist.MD5 in message
+    assert not (tmp_path / 'cache' / 'datasets' / 'mnist.npz').exists()

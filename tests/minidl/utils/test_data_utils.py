@@ -14,7 +14,8 @@ import zipfile
 
 import pytest
 
-from minidl.utils import data_utils, get_file
+from minidl.data import downloads
+from minidl.utils import get_file
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 PAYLOAD = bytes(range(256)) * 1024
@@ -58,7 +59,7 @@ def test_minidl_home_then_the_home_directory_are_the_default_cache(tmp_path, mon
 
 
 def test_an_unusable_cache_dir_falls_back_to_the_temporary_one(tmp_path, monkeypatch):
-    monkeypatch.setattr(data_utils, 'FALLBACK_CACHE', str(tmp_path / 'fallback'))
+    monkeypatch.setattr(downloads, 'FALLBACK_CACHE', str(tmp_path / 'fallback'))
     (tmp_path / 'not_a_directory').write_bytes(b'')
     with pytest.warns(UserWarning, match='cannot write to .*not_a_directory'):
         path = get_file('a.bin', make_origin(tmp_path).as_uri(),
@@ -108,7 +109,7 @@ def test_a_missing_origin_raises_an_error_naming_it_and_leaves_nothing(tmp_path)
 
 
 def test_without_fcntl_files_are_still_fetched(tmp_path, monkeypatch):
-    monkeypatch.setattr(data_utils, 'fcntl', None)
+    monkeypatch.setattr(downloads, 'fcntl', None)
     path = get_file('data.bin', make_origin(tmp_path).as_uri(), md5_hash=MD5, cache_dir=tmp_path)
     assert pathlib.Path(path).read_bytes() == PAYLOAD
 
