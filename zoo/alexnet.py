@@ -16,9 +16,10 @@ Layer names: ``conv1`` ... ``conv5`` (ReLU inside), ``conv1_pad``,
 top is built; its flattening is channels-first, which
 :mod:`zoo.convert` accounts for in fc6's rows.
 
-``preprocess_input`` and ``decode_predictions`` here follow torchvision's
-ImageNet weights; the small variant's registered glyph weights take
-``preprocess_input(x, mode='unit')`` and ``decode_predictions(p, labels='glyphs')``.
+``preprocess_input`` here follows torchvision's ImageNet weights; the small
+variant's registered glyph weights take ``preprocess_input(x, mode='unit')``.
+``decode_predictions`` names the classes of whichever weights the model has:
+52 scores are the glyphs, 1,000 ImageNet's.
 """
 
 from minidl import layers
@@ -27,7 +28,7 @@ from zoo import application
 from zoo.preprocessing import make_decode_predictions, make_preprocess_input
 
 preprocess_input = make_preprocess_input('torch')
-decode_predictions = make_decode_predictions('imagenet')
+decode_predictions = make_decode_predictions('auto')
 
 # (filters, kernel, stride, padding) per convolution, dense width, default input, min size
 _VARIANTS = {

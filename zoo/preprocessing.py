@@ -70,12 +70,16 @@ def decode_predictions(preds, top=5, labels='imagenet'):
         labels: 'glyphs' (the 52 letters of :mod:`minidl.datasets.glyphs`),
             'imagenet' (the 1,000 ImageNet classes, read from Keras's
             ``imagenet_class_index.json`` in ``~/.minidl/models`` or
-            ``~/.keras/models``, which no package ships), or a list of names.
+            ``~/.keras/models``, which no package ships), 'auto' (the set
+            whose size is the number of scores: the labels of the weights
+            the model was loaded with), or a list of names.
 
     Returns:
         A list (one per sample) of lists of ``(class id, class name, score)``.
     """
     preds = np.asarray(preds)
+    if labels == 'auto':
+        labels = _labels_for(preds)
     names = class_names(labels)
     if preds.ndim != 2 or preds.shape[1] != len(names):
         raise ValueError(f'decode_predictions expects scores of shape (samples, '
@@ -97,6 +101,17 @@ def make_decode_predictions(labels):
         return decode_predictions(preds, top, labels)
     family_decode_predictions.__doc__ = decode_predictions.__doc__
     return family_decode_predictions
+
+
+def _labels_for(preds):
+    """'glyphs' or 'imagenet', whichever has as many classes as ``preds`` has scores."""
+    sizes = {52: 'glyphs', 1000: 'imagenet'}
+    width = preds.shape[-1] if preds.ndim else None
+    if width not in sizes:
+        raise ValueError(f"decode_predictions: scores for {width} classes match no known label "
+                         f"set (52 glyphs, 1,000 ImageNet classes); pass labels=[...] with a "
+                         f"name for each class")
+    return sizes[width]
 
 
 def class_names(labels):

@@ -165,3 +165,20 @@ def test_decode_predictions_names_the_best_classes(tmp_path, monkeypatch):
     imagenet = np.zeros((1, 1000))
     imagenet[0, 7] = 1
     assert zoo.resnet.decode_predictions(imagenet, top=1) == [[('n00000007', 'class7', 1.0)]]
+
+
+def test_alexnet_decodes_the_labels_of_the_weights_it_has(tmp_path, monkeypatch):
+    """The registered AlexNet weights are the glyph ones: its decode_predictions names
+    52 scores as glyphs without being told, and 1,000 as ImageNet's classes."""
+    glyph_scores = np.zeros((1, 52))
+    glyph_scores[0, 27] = 1
+    assert zoo.alexnet.decode_predictions(glyph_scores, top=1) == [[('27', 'b', 1.0)]]
+    monkeypatch.setenv('MINIDL_HOME', str(tmp_path))
+    (tmp_path / 'models').mkdir()
+    index = {str(i): [f'n{i:08d}', f'class{i}'] for i in range(1000)}
+    (tmp_path / 'models' / 'imagenet_class_index.json').write_text(__import__('json').dumps(index))
+    imagenet = np.zeros((1, 1000))
+    imagenet[0, 3] = 1
+    assert zoo.alexnet.decode_predictions(imagenet, top=1) == [[('n00000003', 'class3', 1.0)]]
+    with pytest.raises(ValueError, match='labels='):
+        zoo.alexnet.decode_predictions(np.zeros((1, 10)))
