@@ -14,6 +14,7 @@ from minidl import functions, gradcheck, initializers
 from minidl import activations, constraints, regularizers
 from minidl import data, datasets, layers, losses, metrics, optimizers, callbacks, saving, models
 from minidl import backend, engine, preprocessing, utils
+from minidl import applications
 from minidl.compute import clear_session
 from minidl.layers import Input
 from minidl.models import Model, Sequential
@@ -22,6 +23,7 @@ __version__ = '0.1.0'
 
 __all__ = [
     'Device', 'Function', 'Generator', 'Input', 'Model', 'Sequential', 'Tensor', 'activations',
+    'applications',
     'backend', 'callbacks', 'clear_session', 'config', 'constraints', 'data', 'datasets',
     'engine', 'functions', 'get_default_device', 'gradcheck', 'initializers', 'layers', 'losses',
     'metrics', 'models', 'no_grad', 'optimizers', 'preprocessing', 'regularizers', 'saving',

@@ -16,11 +16,12 @@ import contextlib
 
 import numpy as np
 
-from minidl import config
 from minidl.backend.phase import LearningPhase, learning_phase, reset_learning_phase
+from minidl.backend.tensor_gradients import tensor_gradients
 from minidl.layers.replay import evaluate
 from minidl.compute import clear_session as clear_names, to_numpy
-from minidl.layers.runs import not_recording_losses
+from minidl.layers.graph_recording import GraphNotRecorded, is_recording_graph, recording_graph
+from minidl.layers.runs import not_recording_losses, runs
 from minidl.layers.operation import has_symbolic, is_probing, record, recordable
 from minidl.layers.symbolic import SymbolicTensor, get_source_inputs
 from minidl.tensor import Tensor, no_grad
@@ -61,8 +62,15 @@ class Function:
             else:
                 feeds[id(tensor)] = _fed_value(tensor, value)
         targets = self.outputs + [new_value for _, new_value in self.updates]
-        with no_grad():
-            values = evaluate(targets, feeds, training=bool(training))
+        try:
+            with no_grad():
+                values = evaluate(targets, feeds, training=bool(training))
+        except GraphNotRecorded:
+            # A gradient taken inside the graph (a Lambda's): again, recording it all.
+            feeds = {key: Tensor._wrap(value.data).requires_grad_()
+                     if value.dtype.kind == 'f' else value for key, value in feeds.items()}
+            with recording_graph():
+                values = evaluate(targets, feeds, training=bool(training))
         for (variable, _), value in zip(self.updates, values[len(self.outputs):]):
             variable.data[...] = variable.xp.asarray(to_numpy(getattr(value, 'data', value)),
                                                      dtype=variable.dtype)
@@ -99,8 +107,11 @@ def gradients(loss, variables):
 
     Args:
         loss: A Tensor, or a symbolic tensor of a graph.
-        variables: A tensor or a list. For a Tensor ``loss``, Tensors that
-            are leaves of its graph (variables, weights). For a symbolic
+        variables: A tensor or a list. For a Tensor ``loss``, Tensors it
+            is computed from: leaves of its graph (variables, weights) or
+            results inside it (a layer's output within a Lambda); the
+            latter's gradients are constants (see
+            :mod:`minidl.backend.tensor_gradients`). For a symbolic
             ``loss``, symbolic tensors it is computed from (inputs or
             tensors inside the graph) and Tensors (weights) it uses.
 
@@ -109,6 +120,11 @@ def gradients(loss, variables):
         Tensor ``loss``, symbolic tensors for a symbolic one. Where ``loss``
         does not depend on a variable its gradient is zeros (TensorFlow
         gives None there).
+
+    Raises:
+        GraphNotRecorded: For a Tensor ``loss`` computed where autograd
+            records nothing (inside ``no_grad``); a model's forward pass
+            catches it and runs again with recording on.
     """
     variables = list(variables) if isinstance(variables, (list, tuple)) else [variables]
     if isinstance(loss, SymbolicTensor):
@@ -117,14 +133,32 @@ def gradients(loss, variables):
                 raise TypeError(f'gradients: variables must be tensors, got {variable!r}')
         sources = get_source_inputs(loss)
         watched = [v for v in variables if isinstance(v, SymbolicTensor)]
-        return list(record(_GraphGradients(loss, sources, variables), sources + watched, {}))
+        # Each gradient has its variable's shape: nothing to find out by running it on
+        # stand-ins (which a graph that pools stand-in sizes of 2 could not even take).
+        specs = [(tuple(v.shape), v.dtype) for v in variables]
+        return list(record(_GraphGradients(loss, sources, variables), sources + watched, {},
+                           outputs=specs))
     if has_symbolic([variables], {}):
         raise TypeError('gradients: the loss is a Tensor, so the variables cannot be symbolic')
     for variable in variables:
-        if not isinstance(variable, Tensor) or variable.creator is not None:
-            raise ValueError(f'gradients of a Tensor loss are taken with respect to leaves of '
-                             f'its graph (variables, weights), not {variable!r}')
-    return _leaf_gradients(loss, variables, retain_graph=True)
+        if not isinstance(variable, Tensor):
+            raise TypeError(f'gradients: variables must be tensors, got {variable!r}')
+    if not isinstance(loss, Tensor):
+        raise TypeError(f'gradients: the loss must be a tensor, got {loss!r}')
+    if not is_recording_graph() and not is_probing():
+        # Inside predict or evaluate: the layer graph reruns with recording on.
+        raise GraphNotRecorded(
+            'K.gradients of a Tensor needs the graph of operations between the loss and the '
+            'variables, which is not recorded inside minidl.no_grad(): compute the loss '
+            'outside it')
+    if runs.depth and not is_probing() and any(v.dtype.kind == 'f' and not v.requires_grad for v in variables):
+        # Computed from the data by frozen layers, it is outside autograd's graph:
+        # the model reruns with its inputs in the graph.
+        raise GraphNotRecorded(f'K.gradients at a tensor outside autograd\'s graph, of shape '
+                               f'{next(v.shape for v in variables if not v.requires_grad)}')
+    if all(variable.creator is None for variable in variables):
+        return _leaf_gradients(loss, variables, retain_graph=True)
+    return tensor_gradients(loss, variables)
 
 
 class _GraphGradients:
@@ -154,7 +188,7 @@ class _GraphGradients:
             return value
 
         source_values = values[:len(self.sources)]
-        with _grad_enabled(), not_recording_losses():
+        with recording_graph(), not_recording_losses():
             feeds = {id(s): watch(s, v) for s, v in zip(self.sources, source_values)}
             loss = evaluate([self.loss], feeds, bool(learning_phase()), watch)[0]
         # Each variable's leaf (None where the loss does not reach it) and its value.
@@ -215,16 +249,6 @@ def _fed_value(tensor, value):
             size is not None and size != given for size, given in zip(tensor.shape, value.shape)):
         raise ValueError(f'function: a value of shape {value.shape} was fed to {tensor!r}')
     return value
-
-
-@contextlib.contextmanager
-def _grad_enabled():
-    previous = config.per_thread.grad_enabled
-    config.per_thread.grad_enabled = True
-    try:
-        yield
-    finally:
-        config.per_thread.grad_enabled = previous
 
 
 @recordable

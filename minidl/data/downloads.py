@@ -10,7 +10,11 @@ name, fsync'ed, checked against the expected hash and only then renamed onto
 the final name, so the final name only ever holds a complete file whose hash
 was checked (when a hash is given). A cached file whose hash no longer matches
 is fetched again. Archives are extracted into a temporary directory and their
-top-level entries renamed into place, never outside the cache directory.
+top-level entries renamed into place, never outside the cache directory; an
+archive whose members add up to more than 8 GiB, or to more than 200 times
+its own size (an archive bomb), is refused before anything is written
+(``MINIDL_MAX_EXTRACTED_BYTES`` and ``MINIDL_MAX_EXTRACTION_RATIO`` change
+the limits).
 
 Locking: processes sharing one cache (the ranks of an ``mpirun`` job on one
 host) serialise the check-fetch-verify-rename-extract sequence with an
@@ -40,6 +44,13 @@ try:
     import fcntl
 except ImportError:
     fcntl = None
+
+# Extraction limits (archive bombs): what the members add up to, and how many
+# times the archive they may expand to. The environment variables of the same
+# names change them; the ratio is only checked above SMALL_EXTRACTION bytes.
+MAX_EXTRACTED_BYTES = 8 << 30
+MAX_EXTRACTION_RATIO = 200
+SMALL_EXTRACTION = 16 << 20
 
 CHUNK_SIZE = 1 << 20
 # Seconds any one network operation may block; a stalled origin would
@@ -79,7 +90,8 @@ def get_file(fname, origin, untar=False, md5_hash=None, file_hash=None,
     Raises:
         ValueError: For a bad argument, a fetched file whose hash does not
             match ``file_hash``, or an archive that would write outside its
-            directory.
+            directory or expand past the extraction limits (then nothing is
+            extracted; see :func:`extraction_limits`).
         OSError: If ``origin`` cannot be fetched (the message names it).
         RuntimeError: To extract a tar archive with a Python whose tarfile
             lacks the 'data' filter (before 3.10.12 or 3.11.4).
@@ -253,6 +265,51 @@ def _top_level_entries(names, path, directory):
     return tops
 
 
+def extraction_limits():
+    """``(bytes, ratio)``: MAX_EXTRACTED_BYTES and MAX_EXTRACTION_RATIO, or the environment
+    variables of those names (prefixed ``MINIDL_``) where set.
+
+    Raises:
+        ValueError: A variable that is not a positive number.
+    """
+    limits = []
+    for name, default, kind in (('MAX_EXTRACTED_BYTES', MAX_EXTRACTED_BYTES, int),
+                                ('MAX_EXTRACTION_RATIO', MAX_EXTRACTION_RATIO, float)):
+        text = os.environ.get(f'MINIDL_{name}')
+        try:
+            value = default if text is None else kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise ValueError(f'MINIDL_{name} must be a positive number, got {text!r}')
+        limits.append(value)
+    return tuple(limits)
+
+
+def _check_extracted_size(archive, path):
+    """ValueError, before anything is written, if the members would add up to more than
+    the limits (:func:`extraction_limits`) allow.
+
+    The sizes are the ones the archive declares, which are what extraction
+    writes: a tar member's size is the length of its data, and zipfile stops
+    each member at its declared size.
+    """
+    if isinstance(archive, tarfile.TarFile):
+        total = sum(member.size for member in archive.getmembers() if member.isfile())
+    else:
+        total = sum(info.file_size for info in archive.infolist())
+    max_bytes, max_ratio = extraction_limits()
+    packed = max(os.path.getsize(path), 1)
+    if total > max_bytes:
+        raise ValueError(f'get_file: refusing to extract {path}: its members hold {total:,} '
+                         f'bytes, more than the limit of {max_bytes:,} (set '
+                         f'MINIDL_MAX_EXTRACTED_BYTES to allow more)')
+    if total > SMALL_EXTRACTION and total > max_ratio * packed:
+        raise ValueError(f'get_file: refusing to extract {path}: {packed:,} bytes would expand '
+                         f'to {total:,}, {total / packed:,.0f} times, more than the limit of '
+                         f'{max_ratio:g} (set MINIDL_MAX_EXTRACTION_RATIO to allow more)')
+
+
 def _extract_archive(path, directory, archive_format, replace):
     """Extract ``path`` into ``directory`` if fetched anew or any top-level entry is missing.
 
@@ -264,6 +321,7 @@ def _extract_archive(path, directory, archive_format, replace):
         is_tar = isinstance(archive, tarfile.TarFile)
         tops = _top_level_entries(archive.getnames() if is_tar else archive.namelist(), path,
                                   directory)
+        _check_extracted_size(archive, path)
         if not replace and all(os.path.lexists(os.path.join(directory, top)) for top in tops):
             return
         staging = tempfile.mkdtemp(prefix=f'.{os.path.basename(path)}.', suffix='.extracting',

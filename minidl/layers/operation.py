@@ -96,8 +96,15 @@ def has_symbolic(args, kwargs):
     return False
 
 
-def record(function, args, kwargs):
+def record(function, args, kwargs, outputs=None):
     """Record ``function(*args, **kwargs)`` as a node and return its symbolic output(s).
+
+    Args:
+        function, args, kwargs: The call recorded.
+        outputs: Optionally, the ``(shape, dtype)`` of each output, in a
+            list, when the caller knows them: the function is then not run
+            on stand-ins (a gradient's shapes are its variables', whatever
+            sizes stand-ins could take).
 
     Raises:
         ValueError: If running the function on stand-in values fails (naming
@@ -114,7 +121,10 @@ def record(function, args, kwargs):
 
     args, kwargs = map_structure(to_slot, (tuple(args), dict(kwargs)))
     layer = Operation(function, args, kwargs)
-    structure, specs = _infer_outputs(layer, symbols)
+    if outputs is None:
+        structure, specs = _infer_outputs(layer, symbols)
+    else:
+        structure, specs = [None] * len(outputs), outputs
     node = Node(layer, symbols, {}, None)
     tensors = iter([SymbolicTensor(shape, dtype, node, index)
                     for index, (shape, dtype) in enumerate(specs)])
@@ -198,8 +208,16 @@ def _run_on_stand_ins(layer, symbols, unknown_size):
 def _stand_in(symbol, unknown_size):
     """A value for ``symbol``: ones if floating; an integer or boolean one (a size, an
     index, a label) is computed from stand-ins of its graph's inputs instead, as it
-    is a value that ones or zeros may not stand for."""
-    if symbol.dtype.kind != 'f' and not isinstance(symbol.node.layer, InputLayer):
+    is a value that ones or zeros may not stand for (unless its function says it
+    ``depends_on_shapes_only``, as ``K.shape`` does)."""
+    layer = symbol.node.layer
+    if getattr(getattr(layer, 'function', None), 'depends_on_shapes_only', False):
+        # K.shape(x): its value follows from the stand-in's shape, with no need to
+        # replay the graph before it (which stand-in sizes of 2 may not get through).
+        parents = [_stand_in(parent, unknown_size) for parent in symbol.node.inbound]
+        with no_grad(), _probing():
+            return flatten(layer.call(parents))[symbol.index]
+    if symbol.dtype.kind != 'f' and not isinstance(layer, InputLayer):
         sources = get_source_inputs(symbol)
         feeds = {id(source): _stand_in(source, unknown_size) for source in sources}
         return evaluate([symbol], feeds)[0]

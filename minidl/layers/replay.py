@@ -37,7 +37,7 @@ def run_nodes(nodes, values, training=None, on_value=None):
 
     Args:
         nodes: The nodes, each after the nodes it reads; input layers' nodes
-            are skipped.
+            compute nothing (an unfed input that wraps a tensor takes its value).
         values: ``{id(symbolic tensor): value}``, read and extended in place;
             a value already there (a fed tensor) is kept.
         training: Passed to the layers that take it, unless the node's own
@@ -50,6 +50,7 @@ def run_nodes(nodes, values, training=None, on_value=None):
 
     for node in nodes:
         if isinstance(node.layer, InputLayer):
+            _input_value(node, values)
             continue
         kwargs = map_structure(lookup, node.kwargs)
         kwargs.setdefault('training', training)  # layers that do not take it drop it
@@ -59,6 +60,16 @@ def run_nodes(nodes, values, training=None, on_value=None):
         for symbol, value in zip(flatten(node.outputs), flatten(results)):
             if id(symbol) not in values:
                 values[id(symbol)] = value if on_value is None else on_value(symbol, value)
+
+
+def _input_value(node, values):
+    """An unfed input that wraps a tensor (``Input(tensor=...)``) takes that tensor's value."""
+    if id(node.outputs) in values:
+        return
+    if node.inputs:
+        values[id(node.outputs)] = values[id(node.inputs[0])]
+    elif node.layer.constant is not None:
+        values[id(node.outputs)] = node.layer.constant
 
 
 def value_of(leaf, values):
@@ -72,7 +83,7 @@ def _nodes_to_run(outputs, fed):
         tensor = pending.pop()
         if id(tensor) in fed or id(tensor.node) in nodes:
             continue
-        if isinstance(tensor.node.layer, InputLayer):
+        if isinstance(tensor.node.layer, InputLayer) and tensor.node.layer.is_placeholder:
             raise ValueError(f'a value is needed for input {tensor.node.layer.name!r}, which is '
                              f'not among the tensors fed')
         nodes[id(tensor.node)] = tensor.node

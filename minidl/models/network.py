@@ -15,6 +15,7 @@ pass, on the same batch, and join :attr:`losses` for that pass.
 import heapq
 
 from minidl.layers.base import Layer
+from minidl.layers.graph_recording import run_recording_if_needed
 from minidl.layers.runs import not_recording_losses
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.input_spec import InputSpec
@@ -126,7 +127,8 @@ class Network(Layer):
                   for value, symbol, keep in zip(self._flatten_inputs(inputs), self.inputs,
                                                  self._keeps_integers)]
         values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
-        run_nodes(self._nodes, values, training)
+        values = run_recording_if_needed(
+            self, lambda values: run_nodes(self._nodes, values, training), values)
         if self._symbolic_losses:
             # These nodes recompute layers that already ran in this pass (an inner
             # model's, inside its node): their add_loss terms are counted once.
@@ -259,7 +261,7 @@ def _sorted_nodes(inputs, outputs, model_name):
         nodes[id(node)] = node
         if id(node) in input_nodes:
             continue
-        if isinstance(node.layer, InputLayer):
+        if isinstance(node.layer, InputLayer) and node.layer.is_placeholder:
             raise ValueError(f'graph disconnected in model {model_name!r}: the output needs '
                              f'input {node.layer.name!r}, which is not among the model inputs')
         stack.extend(parent.node for parent in node.parents)

@@ -96,8 +96,15 @@ def test_gradients_of_a_tensor_leave_every_grad_as_it_was():
     np.testing.assert_array_equal(w.grad.numpy(), [100.0, 100.0])
     unused = K.variable([1.0])
     np.testing.assert_array_equal(K.eval(K.gradients(loss, unused)[0]), [0.0])
-    with pytest.raises(ValueError, match='leaves'):
-        K.gradients(loss, [v * 2])
+    # A tensor made after the loss is not in its graph: zeros, as for an unused variable.
+    np.testing.assert_array_equal(K.eval(K.gradients(loss, [v * 2])[0]), [0.0, 0.0])
+    # A tensor inside the graph gets its own gradient, and the leaves' stay untouched.
+    product = v * w
+    grad_product, grad_v = K.gradients(K.sum(K.square(product)), [product, v])
+    np.testing.assert_allclose(K.eval(grad_product), 2 * np.array([3.0, -1.0]))
+    np.testing.assert_allclose(K.eval(grad_v), 2 * np.array([3.0, -1.0]) * [3.0, 0.5])
+    assert v.grad is None
+    np.testing.assert_array_equal(w.grad.numpy(), [100.0, 100.0])
 
 
 def test_gradients_with_respect_to_a_model_input():

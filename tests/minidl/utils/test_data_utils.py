@@ -12,6 +12,7 @@ import threading
 import time
 import zipfile
 
+import numpy as np
 import pytest
 
 from minidl.data import downloads
@@ -225,7 +226,7 @@ def make_tar(path, members, mode='w:gz'):
 
 
 def make_zip(path, members):
-    with zipfile.ZipFile(path, 'w') as archive:
+    with zipfile.ZipFile(path, 'w', zipfile.ZIP_DEFLATED) as archive:
         for name, data in members.items():
             archive.writestr(name, data)
     return path
@@ -313,3 +314,47 @@ def test_tar_links_may_point_inside_the_directory_only(tmp_path, target, refused
     else:
         get_file('links.tar', archive.as_uri(), extract=True, cache_dir=tmp_path / 'cache')
         assert (datasets / 'pkg' / 'link').read_bytes() == b'alpha'
+
+
+def zeros_archive(path, make, size):
+    """An archive of one member of ``size`` zero bytes: it packs a thousand times smaller."""
+    return make(path, {'zeros.bin': bytes(size)})
+
+
+@pytest.mark.parametrize('make', [make_zip, lambda path, members: make_tar(path, members,
+                                                                           'w:gz')],
+                         ids=['zip', 'tar.gz'])
+def test_an_archive_bomb_is_refused_before_anything_is_written(tmp_path, make):
+    archive = zeros_archive(tmp_path / 'bomb', make, 64 << 20)
+    assert archive.stat().st_size < (64 << 20) // 200  # what makes it a bomb
+    datasets = tmp_path / 'cache' / 'datasets'
+    with pytest.raises(ValueError, match=r'refusing to extract .*bomb: [\d,]+ bytes would '
+                                         r'expand to 67,108,864.*MINIDL_MAX_EXTRACTION_RATIO'):
+        get_file('bomb', archive.as_uri(), extract=True, cache_dir=tmp_path / 'cache')
+    assert leftovers(datasets) == ['bomb']  # the download is kept; nothing is extracted
+
+
+def test_the_limits_are_set_from_the_environment(tmp_path, monkeypatch):
+    archive = zeros_archive(tmp_path / 'bomb.zip', make_zip, 64 << 20)
+    arguments = {'fname': 'bomb.zip', 'origin': archive.as_uri(), 'extract': True,
+                 'cache_dir': tmp_path / 'cache'}
+    monkeypatch.setenv('MINIDL_MAX_EXTRACTION_RATIO', '1e6')
+    get_file(**arguments)  # allowed now
+    assert (tmp_path / 'cache' / 'datasets' / 'zeros.bin').stat().st_size == 64 << 20
+    (tmp_path / 'cache' / 'datasets' / 'zeros.bin').unlink()
+    monkeypatch.setenv('MINIDL_MAX_EXTRACTED_BYTES', str(1 << 20))
+    with pytest.raises(ValueError, match=r'hold 67,108,864 bytes, more than the limit of '
+                                         r'1,048,576 \(set MINIDL_MAX_EXTRACTED_BYTES'):
+        get_file(**arguments)
+    assert not (tmp_path / 'cache' / 'datasets' / 'zeros.bin').exists()
+    monkeypatch.setenv('MINIDL_MAX_EXTRACTED_BYTES', 'lots')
+    with pytest.raises(ValueError, match="MINIDL_MAX_EXTRACTED_BYTES must be a positive number"):
+        get_file(**arguments)
+
+
+def test_ordinary_archives_are_far_below_the_limits(tmp_path):
+    # Random bytes do not compress: 20 MiB of them pass both limits.
+    data = np.random.default_rng(0).bytes(20 << 20)
+    archive = make_zip(tmp_path / 'data.zip', {'random.bin': data})
+    get_file('data.zip', archive.as_uri(), extract=True, cache_dir=tmp_path / 'cache')
+    assert (tmp_path / 'cache' / 'datasets' / 'random.bin').read_bytes() == data
