@@ -50,7 +50,8 @@ def load_img(path, grayscale=False, color_mode='rgb', target_size=None, interpol
 
     Raises:
         ImportError: If Pillow is not installed.
-        ValueError: For an unknown color mode or interpolation.
+        ValueError: For an unknown color mode or interpolation, or a file
+            that is not an image (the message names the file).
     """
     if grayscale:
         warnings.warn("load_img: grayscale=True is deprecated; use color_mode='grayscale'",
@@ -60,7 +61,13 @@ def load_img(path, grayscale=False, color_mode='rgb', target_size=None, interpol
         raise ValueError(f"color_mode must be 'grayscale', 'rgb' or 'rgba', got {color_mode!r}")
     image_module = pil_image()
     with open(path, 'rb') as file:  # read whole, so that no file handle stays open
-        image = image_module.open(io.BytesIO(file.read()))
+        content = file.read()
+    try:
+        image = image_module.open(io.BytesIO(content))
+    except image_module.UnidentifiedImageError:
+        # Pillow's own message names the in-memory copy, not the file.
+        raise ValueError(f'load_img: {path} is not an image Pillow can read '
+                         f'({len(content):,} bytes)') from None
     if image.mode != COLOR_MODES[color_mode]:
         image = image.convert(COLOR_MODES[color_mode])
     if target_size is not None:

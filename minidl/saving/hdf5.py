@@ -208,6 +208,9 @@ def read_json(attrs, name):
         return json.loads(text)
     except ValueError as error:
         raise ValueError(f'attribute {name!r} is not valid JSON: {error}') from error
+    except RecursionError:  # json nests one call per level: a crafted file can exhaust it
+        raise ValueError(f'attribute {name!r} nests too deeply to be a model '
+                         f'description') from None
 
 
 def read_string(attrs, name):

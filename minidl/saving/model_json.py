@@ -47,6 +47,9 @@ def model_from_json(json_string, custom_objects=None, max_bytes=None):
         description = json.loads(json_string)
     except (TypeError, ValueError) as error:
         raise ValueError(f'model_from_json: the text is not valid JSON: {error}') from None
+    except RecursionError:  # json nests one call per level: crafted text can exhaust it
+        raise ValueError('model_from_json: the JSON nests too deeply to be a model '
+                         'description') from None
     return model_from_config(description, custom_objects, max_bytes)
 
 

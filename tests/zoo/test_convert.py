@@ -164,6 +164,11 @@ def test_writer_round_trips_every_dtype_and_metadata(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ['all.safetensors']  # no temporary left
 
 
+def _raw_header(header):
+    """A file holding ``header`` as it is (json.dumps could not write every crafted one)."""
+    return len(header).to_bytes(8, 'little') + header
+
+
 def _valid_data():
     return np.arange(4, dtype='<f4').tobytes()
 
@@ -190,6 +195,11 @@ def _valid_data():
                                              'data_offsets': [0, 16]}}, _valid_data()),
      'not supported'),
     (lambda path: path.write_bytes(b'\x04' + bytes(7) + b'[1] '), 'JSON object'),
+    (lambda path: write_by_hand(path, {'w': {'dtype': ['F32'], 'shape': [4],
+                                             'data_offsets': [0, 16]}}, _valid_data()),
+     'not supported'),
+    (lambda path: path.write_bytes(_raw_header(b'{"w": ' + b'[' * 100_000 + b']' * 100_000
+                                               + b'}')), 'nests too deeply'),
 ])
 def test_a_damaged_safetensors_file_raises_naming_the_file(tmp_path, damage, problem):
     path = tmp_path / 'damaged.safetensors'

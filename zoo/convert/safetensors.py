@@ -91,6 +91,9 @@ def _parse_header(path, raw):
         header = json.loads(raw.decode('utf-8'), object_pairs_hook=unique)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f'{path}: the header is not UTF-8 JSON ({error})') from error
+    except RecursionError:  # json nests one call per level: a crafted header can exhaust it
+        raise ValueError(f'{path}: the header nests too deeply to be a safetensors '
+                         f'header') from None
     if not isinstance(header, dict):
         raise ValueError(f'{path}: the header must be a JSON object, got '
                          f'{type(header).__name__}')
@@ -110,7 +113,7 @@ def _entry(path, name, value):
     if not isinstance(value, dict) or set(value) != {'dtype', 'shape', 'data_offsets'}:
         raise ValueError(f'{where}: expected keys dtype, shape and data_offsets, got {value!r}')
     dtype, shape, offsets = value['dtype'], value['shape'], value['data_offsets']
-    if dtype not in DTYPES:
+    if not isinstance(dtype, str) or dtype not in DTYPES:
         raise ValueError(f'{where}: dtype {dtype!r} is not supported (supported: '
                          f'{", ".join(DTYPES)})')
     if not isinstance(shape, list) or not all(_is_count(size) for size in shape):

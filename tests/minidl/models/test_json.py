@@ -124,3 +124,10 @@ def test_models_save_model_writes_a_file_load_model_reads(tmp_path):
         np.testing.assert_array_equal(ours, theirs)
     with pytest.raises(FileExistsError):
         models.save_model(model, tmp_path / 'model.h5', overwrite=False)
+
+
+def test_deeply_nested_json_is_refused_as_a_value_error():
+    # json.loads recurses once per level: 100,000 levels exhaust the interpreter's stack.
+    nested = '{"class_name": "Sequential", "config": ' + '[' * 100_000 + ']' * 100_000 + '}'
+    with pytest.raises(ValueError, match='nests too deeply'):
+        models.model_from_json(nested)

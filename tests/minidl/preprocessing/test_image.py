@@ -297,3 +297,16 @@ def test_directory_flows_with_the_same_seed_agree(class_folders):
                                            class_mode=None, seed=2) for _ in range(2)]
     for _ in range(3):
         assert np.array_equal(next(flows[0]), next(flows[1]))
+
+
+@pytest.mark.parametrize('content', [b'', b'just some text'], ids=['empty', 'text'])
+def test_a_file_named_png_that_is_no_image_is_named_in_the_error(class_folders, content):
+    bad = class_folders / 'cats' / 'bad.png'
+    bad.write_bytes(content)
+    with pytest.raises(ValueError, match=rf'{bad} is not an image Pillow can read'):
+        image.load_img(bad)
+    flow = ImageDataGenerator().flow_from_directory(class_folders, target_size=(4, 5),
+                                                    batch_size=4, shuffle=False)
+    with pytest.raises(ValueError, match=r'bad\.png is not an image'):
+        flow[0]
+    assert bad.read_bytes() == content  # nothing changed

@@ -112,6 +112,8 @@ def test_code_in_the_training_config_is_an_unknown_name_and_never_runs(saved, tm
     ({'model_config': None}, "no 'model_config' attribute"),
     ({'model_config': '{"class_name": "Sequential", '}, "'model_config' is not valid JSON"),
     ({'model_config': '[1, 2]'}, "'model_config' must be an object"),
+    ({'model_config': '{"config": ' + '[' * 100_000 + ']' * 100_000 + '}'},
+     "'model_config' nests too deeply"),
     ({'model_config': np.int64(3)}, "'model_config' should be a string"),
     ({'model_config': '{"class_name": "Sequential", "config": {"layers": 3}}'},
      'Sequential config'),
@@ -122,7 +124,7 @@ def test_code_in_the_training_config_is_an_unknown_name_and_never_runs(saved, tm
      'invalid generator state'),
     ({'minidl_state': '{"default_generator": {"bit_generator": "PCG64", "state": {}}}'},
      "'layer_generators' states by name"),
-], ids=['missing', 'bad-json', 'list', 'number', 'bad-layers', 'string-training',
+], ids=['missing', 'bad-json', 'list', 'nested', 'number', 'bad-layers', 'string-training',
         'string-optimizer', 'bad-rng', 'no-layer-generators'])
 def test_malformed_attributes_are_refused_clearly(saved, attributes, message):
     path, _ = saved
