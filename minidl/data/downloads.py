@@ -30,7 +30,6 @@ import contextlib
 import hashlib
 import http.client
 import os
-import secrets
 import shutil
 import tarfile
 import tempfile
@@ -38,7 +37,7 @@ import urllib.request
 import warnings
 import zipfile
 
-from minidl.data.durable import sync_directory
+from minidl.data.durable import replacing
 
 try:
     import fcntl
@@ -192,28 +191,18 @@ def _locked(lock_path):
 
 
 def _fetch(origin, path, file_hash, algorithm):
-    """Stream ``origin`` to ``path`` through a checked, fsync'ed temporary file."""
-    directory, name = os.path.split(path)
-    temporary = os.path.join(directory, f'.{name}.{secrets.token_hex(4)}.part')
+    """Stream ``origin`` to ``path`` through a checked, fsync'ed temporary file
+    (:func:`minidl.data.durable.replacing`)."""
     hasher = _hasher(algorithm) if file_hash is not None else None
-    file = open(temporary, 'xb')  # 'x': never reuse another writer's file
-    try:
-        with file, contextlib.closing(_chunks(origin)) as chunks:
-            for chunk in chunks:
-                file.write(chunk)
-                if hasher is not None:
-                    hasher.update(chunk)
-            file.flush()
-            os.fsync(file.fileno())
+    with replacing(path) as file, contextlib.closing(_chunks(origin)) as chunks:
+        for chunk in chunks:
+            file.write(chunk)
+            if hasher is not None:
+                hasher.update(chunk)
         if hasher is not None and hasher.hexdigest() != file_hash:
             raise ValueError(f'get_file: {origin} does not match file_hash: expected '
                              f'{algorithm} {file_hash}, got {hasher.hexdigest()}; '
                              f'{path} was not saved')
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
-    sync_directory(directory)
 
 
 def _chunks(origin):

@@ -9,14 +9,8 @@ removal of the temporary) and raised right then
 truncated, missing entries, wrong types) into a ValueError that names the
 file and the problem, chained to the cause.
 
-Temporaries: the temporary of ``dir/model.h5`` is ``dir/.model.h5.<8 hex
-digits>.tmp``. Its writer holds an exclusive ``flock`` on it from creating it
-until after the rename, so a process killed mid-save (kill -9, power loss of
-a node, OOM killer) leaves a temporary that nobody holds. Each save first
-removes the temporaries of its own target whose ``flock`` it can take;
-those of a writer still at work (another job saving the same path) are left
-alone, whatever their age. Where the filesystem refuses ``flock`` (some NFS
-and Lustre mounts) no temporary can be told abandoned and none is removed.
+Temporaries are named, locked and cleaned up as :mod:`minidl.data.durable`
+describes: a save first removes the abandoned temporaries of its target.
 h5py opens the temporary without HDF5's own file lock, which would clash
 with ours; when ``HDF5_USE_FILE_LOCKING`` forces that lock on, HDF5 holds it
 while writing and ours is taken only once HDF5 has closed the file (in the
@@ -25,17 +19,15 @@ temporary: this save then fails, and the previous file stays whole).
 """
 
 import contextlib
-import fcntl
 import json
 import os
-import re
-import secrets
-import stat
 
 import h5py
 import numpy as np
 
-from minidl.data.durable import sync_directory
+from minidl.data.durable import take_lock as _lock
+from minidl.data.durable import new_temporary as _new_temporary
+from minidl.data.durable import remove_abandoned_temporaries, sync_directory
 from minidl.saving import interrupts
 
 
@@ -90,69 +82,6 @@ def atomic_writer(filepath, overwrite=True):
         finally:
             os.close(descriptor)  # releases the lock, after the rename
         sync_directory(directory)
-
-
-def remove_abandoned_temporaries(directory, name):
-    """Delete the temporaries of ``directory/name`` whose writer is gone (no one holds them)."""
-    pattern = re.compile(re.escape(f'.{name}.') + r'[0-9a-f]{8}\.tmp\Z')
-    try:
-        entries = os.listdir(directory)
-    except OSError:
-        return
-    for entry in entries:
-        if pattern.match(entry):
-            _remove_if_abandoned(os.path.join(directory, entry))
-
-
-def _remove_if_abandoned(temporary):
-    # O_NOFOLLOW and O_NONBLOCK: a link or a FIFO under such a name is no
-    # temporary of ours, and must neither be followed nor block the save.
-    try:
-        descriptor = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return
-    try:
-        if stat.S_ISREG(os.fstat(descriptor).st_mode) and _lock(descriptor, blocking=False) \
-                and _names(temporary, descriptor):
-            os.unlink(temporary)
-    except OSError:
-        pass  # gone meanwhile, or not ours to remove: saving goes on regardless
-    finally:
-        os.close(descriptor)
-
-
-def _new_temporary(directory, name, lock):
-    """``(descriptor, path)`` of a new temporary beside the target, locked if ``lock``."""
-    while True:
-        temporary = os.path.join(directory, f'.{name}.{secrets.token_hex(4)}.tmp')
-        # O_EXCL: never reuse another writer's file; mode 0o666 lets the umask
-        # give the file the permissions an ordinary new file gets.
-        descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
-        # Another save's cleanup may have locked and removed the file between
-        # its creation and our lock: then start over under a new name.
-        locked = lock and _lock(descriptor, blocking=True)
-        if not locked or _names(temporary, descriptor):
-            return descriptor, temporary
-        os.close(descriptor)
-
-
-def _lock(descriptor, blocking):
-    """Take an exclusive flock; False if another holds it (or flock is unsupported here)."""
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _names(path, descriptor):
-    """Whether ``path`` still names the file open as ``descriptor``."""
-    try:
-        named = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return False
-    opened = os.fstat(descriptor)
-    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 @contextlib.contextmanager

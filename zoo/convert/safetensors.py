@@ -14,9 +14,10 @@ raises a ValueError naming the file and the problem.
 import json
 import math
 import os
-import secrets
 
 import numpy as np
+
+from minidl.data.durable import replacing
 
 # The reference implementation refuses headers above 100 MB: a length beyond
 # it is a damaged or hostile file, not a real model.
@@ -204,17 +205,6 @@ def save_safetensors(arrays, path, metadata=None):
 
 
 def _write_atomically(path, chunks):
-    directory, name = os.path.split(os.path.abspath(path))
-    temporary = os.path.join(directory, f'.{name}.{secrets.token_hex(4)}.tmp')
-    try:
-        # 'xb' never reuses another writer's temporary file.
-        with open(temporary, 'xb') as file:
-            for chunk in chunks:
-                file.write(chunk)  # numpy arrays as their raw (C-ordered) bytes
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    with replacing(path) as file:  # the whole new file or the old one (minidl.data.durable)
+        for chunk in chunks:
+            file.write(chunk)  # numpy arrays as their raw (C-ordered) bytes
