@@ -24,7 +24,8 @@ class Batch:
     Attributes:
         x: List of input arrays (one per model input).
         y: List of target arrays (one per model output), or None.
-        sample_weight: Per-sample weights, or None.
+        sample_weight: Per-sample weights for every output, a list with one
+            entry (weights or None) per output with a loss, or None.
         indices: The batch's samples in the arrays (int array or slice).
     """
 
@@ -52,7 +53,11 @@ class Batch:
                 return Tensor(data[indices], device=device)
             return Tensor._wrap(data[indices]) if isinstance(array, Tensor) else data[indices]
         y = None if self.y is None else [pick(a) for a in self.y]
-        weight = None if self.sample_weight is None else pick(self.sample_weight)
+        weight = self.sample_weight
+        if isinstance(weight, list):  # one entry per output with a loss
+            weight = [None if w is None else pick(w) for w in weight]
+        elif weight is not None:
+            weight = pick(weight)
         return [pick(a) for a in self.x], y, weight
 
 

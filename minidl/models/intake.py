@@ -11,7 +11,8 @@ import numpy as np
 from minidl.models import loop
 from minidl.models.feed import ArrayFeed, Batch, as_list, make_feed
 from minidl.models.weighting import (
-    ClassWeightedFeed, apply_class_weight, check_class_weight, checked_sample_weight)
+    ClassWeightedFeed, apply_class_weight, as_weight_list, check_class_weight,
+    checked_sample_weight, per_output_sample_weights)
 from minidl.tensor import Tensor
 
 _TASKS = {'fit': 'train on', 'train_on_batch': 'train on', 'evaluate': 'evaluate',
@@ -89,14 +90,16 @@ class DataIntake:
                     raise ValueError(f'{method}: {what}[{index}] is a scalar; it needs a first '
                                      f'axis that runs over the samples')
         temporal = self._temporal_weights()
-        weight = None
-        if sample_weight is not None:
-            weight = checked_sample_weight(sample_weight, temporal)
-        if len({len(a) for a in xs + (ys or []) + ([] if weight is None else [weight])}) > 1:
+        weight = self._checked_sample_weight(sample_weight)
+        weights = [] if weight is None else [w for w in as_weight_list(weight) if w is not None]
+        if len({len(a) for a in xs + (ys or []) + weights}) > 1:
             # The names only for the message: train_on_batch runs this every step.
             lengths = {f'x[{i}]': len(a) for i, a in enumerate(xs)}
             lengths.update({f'y[{i}]': len(a) for i, a in enumerate(ys or [])})
-            if weight is not None:
+            if isinstance(weight, list):
+                lengths.update({f'sample_weight[{i}]': len(w)
+                                for i, w in enumerate(weight) if w is not None})
+            elif weight is not None:
                 lengths['sample_weight'] = len(weight)
             raise ValueError(f'the arrays have different numbers of samples: {lengths}')
         if class_weight is not None:
@@ -114,6 +117,20 @@ class DataIntake:
         if ys is not None and self._compile_args is not None:
             self._check_targets(xs, ys)
         return xs, ys, weight
+
+    def _checked_sample_weight(self, sample_weight):
+        """One checked weight array for all outputs, or a list with one per output
+        with a loss (an array or None) when given as a list or dict by output."""
+        if sample_weight is None:
+            return None
+        objectives = self.objectives
+        names = objectives.target_names if objectives is not None else ['output']
+        weights = per_output_sample_weights(sample_weight, names)
+        if not isinstance(weights, list):
+            return checked_sample_weight(weights, self._temporal_weights())
+        temporal = [objectives.temporal[index] for index in objectives.target_indices]
+        return [None if w is None else checked_sample_weight(w, t, f'sample_weight[{i}]')
+                for i, (w, t) in enumerate(zip(weights, temporal))]
 
     def _check_targets(self, xs, ys):
         """Check ``ys`` against the losses and the outputs' shapes (a model built

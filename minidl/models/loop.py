@@ -12,8 +12,9 @@ import numpy as np
 from minidl.compute import to_numpy
 from minidl.compute.device import get_default_device
 from minidl.layers.nest import flatten
+from minidl.models import collected_weights
 from minidl.models.strategy import count_of
-from minidl.models.weighting import check_weights
+from minidl.models.weighting import as_weight_list, check_weights
 from minidl.saving import interrupts
 from minidl.tensor import Tensor, no_grad
 
@@ -27,8 +28,7 @@ def model_device(model):
 def gradient_step(model, batch, local):
     """Forward and backward on the samples ``local`` of ``batch``; gradients in ``.grad``."""
     x, y, weight = batch.take(local, model_device(model))
-    params = model.trainable_weights
-    for param in params:
+    for param in collected_weights.training_weights(model):
         param.grad = None
     outputs = flatten(model(x, training=True))
     objectives = model._objectives_for(outputs)
@@ -41,8 +41,11 @@ def gradient_step(model, batch, local):
 def train_batch(model, batch):
     """One optimizer step on a global batch; returns the running logs of the epoch."""
     strategy = model.strategy
-    strategy.run_step(lambda local: gradient_step(model, batch, local), batch.indices)
-    params = model.trainable_weights
+    # The weights collected at compile (minidl.models.collected_weights), not those
+    # trainable now: a model frozen after its compile still trains its weights.
+    with collected_weights.gradients_for(model, collected_weights.training_weights(model)):
+        strategy.run_step(lambda local: gradient_step(model, batch, local), batch.indices)
+    params = collected_weights.training_weights(model)  # a model built by this step has them now
     strategy.reduce_gradients(params)
     model.optimizer.apply_gradients(params)
     with no_grad():
@@ -113,8 +116,9 @@ def _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate, raise_i
             if feed.check_batches:
                 check_finite(batch.x, 'x')
                 check_finite(batch.y, 'y')
-                if batch.sample_weight is not None:
-                    check_weights(np.asarray(to_numpy(batch.sample_weight)), 'sample_weight')
+                for weight in as_weight_list(batch.sample_weight):
+                    if weight is not None:
+                        check_weights(np.asarray(to_numpy(weight)), 'sample_weight')
             callbacks.on_train_batch_begin(step)
             logs = train_batch(model, batch)
             callbacks.on_train_batch_end(step, logs)

@@ -4,7 +4,7 @@ from minidl import callbacks as callbacks_module, optimizers, saving
 from minidl.compute import new_generator, unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
-from minidl.models import graph_config, loop, summary as summary_module
+from minidl.models import collected_weights, graph_config, loop, summary as summary_module
 from minidl.models.feed import ArrayFeed
 from minidl.models.generator_methods import GeneratorMethods
 from minidl.models.intake import DataIntake, batch_size_of, check_count
@@ -36,6 +36,7 @@ class Model(GeneratorMethods, DataIntake, Network):
         self._compile_args = None
         self.objectives = None
         self._begun_strategy = None
+        self._collected_trainable_weights = None  # set by compile
         # The order of each shuffled epoch; saved with the model for an exact resume.
         self.shuffle_generator = new_generator()
 
@@ -77,6 +78,9 @@ class Model(GeneratorMethods, DataIntake, Network):
         except Exception:  # a bad argument leaves the model compiled as it was
             self.optimizer, self._compile_args, self.objectives = previous
             raise
+        # Training updates these weights until the next compile, whatever
+        # `trainable` says meanwhile (Keras 2's rule; see collected_weights).
+        self._collected_trainable_weights = collected_weights.collect(self)
 
     def _make_objectives(self, output_shapes):
         names = self.output_names if self.outputs else [
@@ -131,6 +135,7 @@ class Model(GeneratorMethods, DataIntake, Network):
         a generator are checked as they come.
         """
         self._check_compiled('fit')
+        collected_weights.check_consistency(self)
         verbose = 1 if verbose == 'auto' else verbose
         check_count(epochs, 'epochs', minimum=0)
         check_count(initial_epoch, 'initial_epoch', minimum=0)
@@ -209,6 +214,7 @@ class Model(GeneratorMethods, DataIntake, Network):
                        reset_metrics=True, return_dict=False):
         """One optimizer step on one batch; returns its loss (and metrics)."""
         self._check_compiled('train_on_batch')
+        collected_weights.check_consistency(self)
         batch = self._batch('train_on_batch', x, y, sample_weight, class_weight)
         if reset_metrics and self.objectives is not None:
             self.objectives.reset()

@@ -17,6 +17,7 @@ import numpy as np
 from minidl import losses as losses_module, metrics as metrics_module
 from minidl.compute import to_numpy
 from minidl.layers.nest import flatten
+from minidl.models.weighting import per_output_sample_weights
 from minidl.tensor import Tensor, no_grad
 
 
@@ -107,7 +108,9 @@ class Objectives:
         Args:
             y_true: Target arrays, one per output with a loss (None if none has).
             y_pred: The model's output Tensors.
-            sample_weight: Weights of this part's samples (or time steps), or None.
+            sample_weight: Weights of this part's samples (or time steps) for
+                every output, a list or dict of them by output with a loss,
+                or None.
             global_count: Samples in the whole global batch.
             penalties: Weight penalties and added losses (scalar Tensors),
                 each a mean over this part's samples or independent of them.
@@ -122,9 +125,9 @@ class Objectives:
         if not self.target_indices and not penalties:
             raise ValueError('there is no loss to optimize: compile was given no loss and the '
                              'model has no losses of its own (add_loss, regularizers)')
-        weight = None if sample_weight is None else Tensor(sample_weight)
+        weights = self._weights_per_target(sample_weight)
         objective, sums = None, []
-        for index, target in zip(self.target_indices, y_true):
+        for index, target, weight in zip(self.target_indices, y_true, weights):
             value = _summed_loss(self.losses[index], _as_target(target), y_pred[index], weight,
                                  local_count, self.temporal[index], self.output_names[index])
             sums.append(value.item())
@@ -148,6 +151,14 @@ class Objectives:
         if self.output_loss_names:
             self.loss_totals[2:] += sums
         return objective
+
+    def _weights_per_target(self, sample_weight):
+        """One weight Tensor (or None) per output with a loss, from one array for all
+        of them or a list or dict by output (see minidl.models.weighting)."""
+        weights = per_output_sample_weights(sample_weight, self.target_names)
+        if not isinstance(weights, list):
+            weights = [weights] * len(self.target_indices)
+        return [None if w is None else Tensor(w) for w in weights]
 
     def _checked_targets(self, y_true):
         count = len(self.target_indices)
@@ -185,8 +196,8 @@ class Objectives:
     @no_grad()
     def update_metrics(self, y_true, y_pred, sample_weight):
         """Add one part's predictions to the metric sums."""
-        weight = None if sample_weight is None else Tensor(sample_weight)
-        for index, target in zip(self.target_indices, y_true or []):
+        weights = self._weights_per_target(sample_weight)
+        for index, target, weight in zip(self.target_indices, y_true or [], weights):
             target = _as_target(target)
             output_weight = output_mask_weights(y_pred[index], weight)
             for metric in self.metrics[index]:

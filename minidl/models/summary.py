@@ -1,6 +1,7 @@
 """``Model.summary()``: Keras 2's table of layers, output shapes and parameter counts."""
 
 from minidl.layers.nest import flatten
+from minidl.models import collected_weights
 
 _PLACEMENT_WIDTH = 34
 
@@ -46,11 +47,18 @@ def print_summary(model, line_length=None, positions=None, print_fn=None):
                 fields = fields + [_placement_text(layer) if number == 0 else '']
             row(fields)
         print_fn(('=' if index == len(layers) - 1 else '_') * line_length)
-    trainable = sum(w.size for w in _unique(model.trainable_weights))
-    total = sum(w.size for w in _unique(model.weights))
-    print_fn(f'Total params: {total:,}')
+    # As Keras 2: a compiled model counts the trainable weights its compile
+    # collected (warning if `trainable` changed since), the total is the two
+    # counts added.
+    collected = getattr(model, '_collected_trainable_weights', None)
+    if collected is not None:
+        collected_weights.check_consistency(model, stacklevel=4)
+    trainable = sum(w.size for w in _unique(
+        model.trainable_weights if collected is None else collected))
+    non_trainable = sum(w.size for w in _unique(model.non_trainable_weights))
+    print_fn(f'Total params: {trainable + non_trainable:,}')
     print_fn(f'Trainable params: {trainable:,}')
-    print_fn(f'Non-trainable params: {total - trainable:,}')
+    print_fn(f'Non-trainable params: {non_trainable:,}')
     print_fn('_' * line_length)
 
 

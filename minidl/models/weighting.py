@@ -6,6 +6,11 @@ timesteps)``: one weight per time step of a sequence output. A
 ``class_weight`` dict gives each sample the weight of its class (the
 argmax of a one-hot target), multiplied into its sample weight; with a
 Sequence or a generator it is applied to every batch as it comes.
+
+A model with several outputs takes one array for all of them, or, as
+Keras 2's ``standardize_sample_weights``, a list with one entry per output
+that has a loss, or a dict by output name; an output given None (or left
+out of the dict) weighs its samples alike.
 """
 
 import numpy as np
@@ -15,22 +20,79 @@ from minidl.models.feed import Batch
 from minidl.tensor import Tensor
 
 
-def checked_sample_weight(sample_weight, temporal):
+def checked_sample_weight(sample_weight, temporal, what='sample_weight'):
     """The weights as a float32 array of shape (samples,), or (samples, timesteps)
-    when ``temporal``; a ValueError for any other shape."""
+    when ``temporal``; a ValueError (naming ``what``) for any other shape."""
     weight = np.asarray(to_numpy(sample_weight), dtype='float32')
-    check_weights(weight, 'sample_weight')
+    check_weights(weight, what)
     if temporal:
         if weight.ndim != 2:
-            raise ValueError(f'with sample_weight_mode="temporal", sample_weight must have shape '
+            raise ValueError(f'with sample_weight_mode="temporal", {what} must have shape '
                              f'(samples, timesteps); got shape {weight.shape}')
         return weight
     if weight.ndim == 2 and weight.shape[1] == 1:
         weight = weight[:, 0]
     if weight.ndim != 1:
-        raise ValueError(f'sample_weight must have shape (samples,), got {weight.shape}; for one '
+        raise ValueError(f'{what} must have shape (samples,), got {weight.shape}; for one '
                          f'weight per time step, compile with sample_weight_mode="temporal"')
     return weight
+
+
+def as_weight_list(weight):
+    """A batch's weights as a list: its per-output list, or ``[weight]`` for one array."""
+    return weight if isinstance(weight, list) else [weight]
+
+
+def per_output_sample_weights(sample_weight, target_names):
+    """``sample_weight`` as one array for every output, or a list with one per target.
+
+    Args:
+        sample_weight: An array (or Tensor) for all outputs; a list or tuple
+            with one entry (array or None) per output with a loss; or a dict
+            by those outputs' names. A one-entry list whose entry is not a
+            number is that output's weights (Keras 2's reading).
+        target_names: Names of the outputs with a loss, in order.
+
+    Returns:
+        None, one array for all outputs (as given; a list of numbers made an
+        array), or a list of ``len(target_names)`` entries (each as given, or
+        None).
+
+    Raises:
+        ValueError: For a list of another length, or a dict naming an output
+            without a loss.
+    """
+    if isinstance(sample_weight, dict):
+        unknown = sorted(set(sample_weight) - set(target_names))
+        if unknown:
+            raise ValueError(f'sample_weight names {unknown}, which are not outputs with a loss; '
+                             f'expected names among {target_names}')
+        weights = [sample_weight.get(name) for name in target_names]
+    elif isinstance(sample_weight, (list, tuple)) and _is_per_output(sample_weight,
+                                                                     target_names):
+        if len(sample_weight) != len(target_names):
+            raise ValueError(f'sample_weight is a list of {len(sample_weight)} arrays, but the '
+                             f'model has {len(target_names)} output(s) with a loss '
+                             f'({", ".join(target_names)}); give one array (or None) per output')
+        weights = list(sample_weight)
+    else:
+        return _one_array(sample_weight)
+    if all(weight is None for weight in weights):
+        return None
+    return _one_array(weights[0]) if len(weights) == 1 else weights
+
+
+def _one_array(weight):
+    # A plain list of numbers is one array: lists stand for one entry per output.
+    return np.asarray(weight) if isinstance(weight, (list, tuple)) else weight
+
+
+def _is_per_output(sample_weight, target_names):
+    if len(target_names) > 1:
+        return True
+    # One output: [w] holds its weights, unless it is one sample's weight.
+    first = sample_weight[0] if len(sample_weight) == 1 else 0
+    return first is None or getattr(first, 'ndim', np.ndim(first)) > 0
 
 
 def check_weights(weights, what):

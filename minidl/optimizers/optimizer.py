@@ -4,6 +4,14 @@ An optimizer keeps, for each trainable parameter, a few *slot* arrays of the
 parameter's shape (Adam's moments ``m`` and ``v``), plus ``iterations``, the
 number of updates applied so far. ``apply_gradients(params)`` reads each
 ``param.grad`` and updates ``param.data`` in place.
+
+As in Keras 2, one optimizer may be given to ``compile`` of several models
+(a GAN's discriminator and combined model, say): every parameter gets its own
+slots the first time it is updated, and ``iterations`` counts the updates of
+all of them together, as Keras 2's single ``iterations`` variable does. The
+state that :meth:`Optimizer.get_weights` and :meth:`Optimizer.weight_names`
+describe (and a model file holds) is that of the parameters of the latest
+``build`` or update.
 """
 
 import math
@@ -120,8 +128,9 @@ class Optimizer:
         self.global_clipnorm = clipping['global_clipnorm']
         self.name = name or cls
         self.iterations = 0
-        self._params = None
-        self._slots = {}
+        self._params = None  # the parameters get_weights describes (the latest built)
+        # id(param) -> (param, {slot name: array}); the param is kept so its id stays its own.
+        self._param_slots = {}
         self._scratch_arrays = {}  # see scratch()
 
     # ----- learning rate -------------------------------------------------------
@@ -161,30 +170,31 @@ class Optimizer:
         return 0.0
 
     def build(self, params):
-        """Create the slots of ``params`` (a list of parameter Tensors), once.
+        """Create the slots of ``params`` (a list of parameter Tensors) that have none.
+
+        ``params`` become the parameters whose state :meth:`get_weights`
+        lists. Slots already made (for these or for another model's
+        parameters) are kept.
 
         Raises:
-            ValueError: If already built for a different list of parameters.
+            TypeError: If a parameter is not a floating Tensor.
         """
         params = list(params)
-        if self._params is not None:
-            if len(params) != len(self._params) or any(
-                    a is not b for a, b in zip(params, self._params)):
-                raise ValueError(
-                    f'{self.name} was built for the parameters [{", ".join(self._names())}] '
-                    f'and cannot update a different list [{", ".join(_names(params))}]; '
-                    f'use a new optimizer (e.g. compile again) after changing which '
-                    f'weights are trainable')
-            return
         for index, param in enumerate(params):
             if not isinstance(param, Tensor) or param.dtype.kind != 'f':
                 raise TypeError(f'{self.name}: parameter {index} must be a floating Tensor, '
                                 f'got {param!r}')
-        self._slots = {
-            slot: [get_array_module(p.data).full(p.shape, self.slot_initial_value(slot), p.dtype)
-                   for p in params]
-            for slot in self.slot_names}
+        for param in params:
+            if id(param) not in self._param_slots:
+                xp = get_array_module(param.data)
+                self._param_slots[id(param)] = (param, {
+                    slot: xp.full(param.shape, self.slot_initial_value(slot), param.dtype)
+                    for slot in self.slot_names})
         self._params = params
+
+    def has_slots_for(self, params):
+        """Whether every Tensor of ``params`` has slots (has been built or updated)."""
+        return all(id(param) in self._param_slots for param in params)
 
     @property
     def built(self):
@@ -192,19 +202,18 @@ class Optimizer:
 
     def get_slot(self, param, slot_name):
         """The live slot array ``slot_name`` of the parameter Tensor ``param``."""
-        for index, built_param in enumerate(self._params or []):
-            if built_param is param:
-                return self._slots[slot_name][index]
-        raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
+        return self._slots_of(param)[slot_name]
 
     def set_slot(self, param, slot_name, array):
         """Replace the slot array ``slot_name`` of the parameter Tensor ``param`` (any shape:
         a distributed strategy that shards a parameter shards its slots with it)."""
-        for index, built_param in enumerate(self._params or []):
-            if built_param is param:
-                self._slots[slot_name][index] = array
-                return
-        raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
+        self._slots_of(param)[slot_name] = array
+
+    def _slots_of(self, param):
+        entry = self._param_slots.get(id(param))
+        if entry is None:
+            raise ValueError(f'{self.name} has no slots for the parameter {_name(param, None)!r}')
+        return entry[1]
 
     def weight_names(self):
         """Names of the arrays of :meth:`get_weights`, in Keras 2's style ('Adam/dense/kernel/m:0')."""
@@ -247,12 +256,14 @@ class Optimizer:
 
     def to(self, device):
         """Move the slots to ``device`` ('cpu' or 'gpu'); returns self."""
-        for arrays in self._slots.values():
-            arrays[:] = [Tensor(a, dtype=a.dtype, device=device).data for a in arrays]
+        for _, slots in self._param_slots.values():
+            for slot, array in slots.items():
+                slots[slot] = Tensor(array, dtype=array.dtype, device=device).data
         return self
 
     def _slot_arrays(self):
-        return [array for slot in self.slot_names for array in self._slots.get(slot, [])]
+        params = self._params or []
+        return [self._slots_of(param)[slot] for slot in self.slot_names for param in params]
 
     def _names(self):
         return _names(self._params or [])
@@ -268,8 +279,7 @@ class Optimizer:
 
         Raises:
             ValueError: If a gradient's shape differs from its parameter's,
-                if no parameter has a gradient, or if the optimizer was built
-                for other parameters.
+                or if no parameter has a gradient.
         """
         params = list(params)
         active, grads = [], []
@@ -295,7 +305,7 @@ class Optimizer:
         step, rate = self.iterations + 1, self.current_learning_rate()
         self.begin_step(step, rate)
         for index, grad in zip(active, grads):
-            slots = {slot: self._slots[slot][index] for slot in self.slot_names}
+            slots = dict(self._slots_of(params[index]))
             self._update_in_pieces(params[index].data, grad, slots, step, rate)
         self.iterations += 1
 

@@ -34,7 +34,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
     train_config = training.training_config(model) if compiled else None
     layer_values = weights_module.layer_values(model.layers)
     # An optimizer that has not updated yet has no state (Keras writes no group then).
-    optimizer_values = _optimizer_values(model.optimizer) \
+    optimizer_values = _optimizer_values(model.optimizer, _training_weights(model)) \
         if compiled and model.optimizer.built else []
     random_state = state.random_state(model)
     with hdf5.atomic_writer(filepath, overwrite) as file:
@@ -49,7 +49,18 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             weights_module.write_arrays(file.create_group('optimizer_weights'), optimizer_values)
 
 
-def _optimizer_values(optimizer):
+def _training_weights(model):
+    """The weights the model's training updates (collected when it was compiled)."""
+    collected = getattr(model, '_collected_trainable_weights', None)
+    return model.trainable_weights if collected is None else collected
+
+
+def _optimizer_values(optimizer, params):
+    """The optimizer's state for ``params``; none if it has not updated them yet (an
+    optimizer shared with another model may have state for that model's only)."""
+    if not optimizer.has_slots_for(params):
+        return []
+    optimizer.build(params)  # makes them the parameters get_weights describes
     names, values = list(optimizer.weight_names()), optimizer.get_weights()
     weights_module.check_names(names, f'optimizer {type(optimizer).__name__}')
     if len(names) != len(values):

@@ -246,7 +246,7 @@ def test_set_weights_checks_count_and_shapes_before_changing_anything():
     assert optimizer.iterations == 1
 
 
-def test_build_is_idempotent_and_refuses_another_parameter_list():
+def test_build_is_idempotent_and_keeps_the_slots_of_other_parameter_lists():
     params, _ = make_problem()
     tensors = make_tensors(params)
     optimizer = optimizers.SGD(momentum=0.9)
@@ -255,10 +255,15 @@ def test_build_is_idempotent_and_refuses_another_parameter_list():
     optimizer.build(list(tensors))
     assert optimizer.get_slot(tensors[0], 'momentum') is slot and optimizer.built
     assert slot.dtype == np.float32 and slot.shape == (3, 4) and not slot.any()
-    with pytest.raises(ValueError, match='layer_0/kernel, layer_1/kernel, layer_2/kernel.*different'):
-        optimizer.build(tensors[:2])
-    with pytest.raises(ValueError, match='different'):
-        optimizer.build(make_tensors(params))
+    # Another list (another model's weights, as Keras 2 allows): its own slots,
+    # the first list's kept; get_weights describes the latest list.
+    others = make_tensors(params)
+    assert not optimizer.has_slots_for(others)
+    optimizer.build(tensors[:2] + others)
+    assert optimizer.get_slot(tensors[0], 'momentum') is slot
+    assert optimizer.get_slot(others[0], 'momentum') is not slot
+    assert optimizer.has_slots_for(tensors) and optimizer.has_slots_for(others)
+    assert len(optimizer.get_weights()) == 1 + 2 + len(others)
     with pytest.raises(TypeError, match='floating Tensor'):
         optimizers.SGD().build([np.zeros(3)])
 
