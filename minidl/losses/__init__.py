@@ -25,7 +25,7 @@ from minidl.losses.probabilistic import (
     KLD, binary_crossentropy, categorical_crossentropy, kl_divergence, kld,
     kullback_leibler_divergence, poisson, sparse_categorical_crossentropy)
 from minidl.losses.regression import (
-    MAE, MAPE, MSE, MSLE, cosine_similarity, huber, log_cosh, logcosh, mae, mape,
-    mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+    MAE, MAPE, MSE, MSLE, cosine, cosine_proximity, cosine_similarity, huber, log_cosh, logcosh,
+    mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
     mean_squared_logarithmic_error, mse, msle)
 from minidl.losses.registry import deserialize, get, serialize

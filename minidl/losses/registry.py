@@ -17,7 +17,7 @@ for _module, _names in [
         (regression, ['mean_squared_error', 'mse', 'MSE', 'mean_absolute_error', 'mae', 'MAE',
                       'mean_absolute_percentage_error', 'mape', 'MAPE',
                       'mean_squared_logarithmic_error', 'msle', 'MSLE', 'huber', 'log_cosh',
-                      'logcosh', 'cosine_similarity']),
+                      'logcosh', 'cosine_similarity', 'cosine_proximity', 'cosine']),
         (margin, ['hinge', 'squared_hinge', 'categorical_hinge'])]:
     for _name in _names:
         REGISTRY.register(getattr(_module, _name), _name)

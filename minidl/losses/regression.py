@@ -65,8 +65,20 @@ def cosine_similarity(y_true, y_pred, axis=-1):
     return -F.sum(_l2_normalize(y_true, axis) * _l2_normalize(y_pred, axis), axis=axis)
 
 
+@recordable
+def cosine_proximity(y_true, y_pred):
+    """Keras 2's name of the loss: the negative cosine similarity along the last axis.
+
+    The same values as :func:`cosine_similarity` (Keras 2.2.4's formula,
+    ``-sum(l2_normalize(y_true) * l2_normalize(y_pred))``), under the name
+    Keras 2 scripts and files use, so it serializes as 'cosine_proximity'.
+    """
+    return cosine_similarity(y_true, y_pred)
+
+
 mse = MSE = mean_squared_error
 mae = MAE = mean_absolute_error
 mape = MAPE = mean_absolute_percentage_error
 msle = MSLE = mean_squared_logarithmic_error
 logcosh = log_cosh
+cosine = cosine_proximity

@@ -5,12 +5,13 @@ interface ``totals`` / ``result_of``), ``accuracy_metrics`` (accuracy
 functions and classes), ``loss_metrics`` (means of loss functions,
 RootMeanSquaredError) and ``registry`` (``get`` / ``serialize`` / ``deserialize``). The loss
 functions are metric functions too (``minidl.metrics.mse`` is
-``minidl.losses.mse``), except ``cosine_similarity``, which is positive here.
+``minidl.losses.mse``), except ``cosine_similarity``, which is positive here
+(Keras 2's ``cosine_proximity`` / ``cosine`` metric is the loss, negative).
 """
 
 from minidl.losses import (
     KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, categorical_crossentropy, categorical_hinge,
-    hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mae, mape,
+    cosine, cosine_proximity, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mae, mape,
     mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
     mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
     squared_hinge)

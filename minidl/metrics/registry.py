@@ -23,7 +23,8 @@ for _name in ['binary_crossentropy', 'categorical_crossentropy', 'sparse_categor
               'mean_squared_error', 'mse', 'MSE', 'mean_absolute_error', 'mae', 'MAE',
               'mean_absolute_percentage_error', 'mape', 'MAPE', 'mean_squared_logarithmic_error',
               'msle', 'MSLE', 'hinge', 'squared_hinge', 'categorical_hinge', 'kl_divergence', 'kld',
-              'KLD', 'kullback_leibler_divergence', 'poisson', 'log_cosh', 'logcosh']:
+              'KLD', 'kullback_leibler_divergence', 'poisson', 'log_cosh', 'logcosh',
+              'cosine_proximity', 'cosine']:
     REGISTRY.register(getattr(losses, _name), _name)
 REGISTRY.register(loss_metrics.cosine_similarity)
 for _cls in [
