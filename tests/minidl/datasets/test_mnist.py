@@ -126,7 +126,8 @@ def test_a_plain_npz_name_is_fetched_as_keras_fetches_it(tmp_path, monkeypatch):
     assert (tmp_path / 'cache' / 'datasets' / 'mnist.npz').read_bytes() == origin.read_bytes()
     monkeypatch.setattr(mnist, 'MD5', '0' * 32)  # the cached file no longer matches: refused
     (tmp_path / 'cache' / 'datasets' / 'mnist.npz').write_bytes(b'not mnist')
-    with pytest.raises(ValueError, match='hash'):
+    with pytest.warns(UserWarning, match='does not match'), pytest.raises(ValueError,
+                                                                          match='hash'):
         mnist.load_data()
 
 
