@@ -14,7 +14,7 @@ from minidl import functions, gradcheck, initializers
 from minidl import activations, constraints, regularizers
 from minidl import data, datasets, layers, losses, metrics, optimizers, callbacks, saving, models
 from minidl import backend, engine, preprocessing, utils
-from minidl import applications
+from minidl import applications, wrappers
 from minidl.compute import clear_session
 from minidl.layers import Input
 from minidl.models import Model, Sequential
@@ -27,5 +27,5 @@ __all__ = [
     'backend', 'callbacks', 'clear_session', 'config', 'constraints', 'data', 'datasets',
     'engine', 'functions', 'get_default_device', 'gradcheck', 'initializers', 'layers', 'losses',
     'metrics', 'models', 'no_grad', 'optimizers', 'preprocessing', 'regularizers', 'saving',
-    'set_default_device', 'set_seed', 'utils',
+    'set_default_device', 'set_seed', 'utils', 'wrappers',
 ]

@@ -5,7 +5,7 @@ Inside minidl, a module imports only from lower rows of::
     config, registry -> compute -> tensor -> functions, gradcheck -> data
     -> initializers, activations, regularizers, constraints, datasets
     -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
-    -> backend, engine -> utils -> preprocessing -> applications
+    -> backend, engine -> utils -> preprocessing -> applications, wrappers
 
 (``data`` sits below ``datasets``, whose loaders fetch files with its
 ``downloads.get_file``. ``saving`` sits below ``models`` because
@@ -41,7 +41,7 @@ ROWS = [
     ['backend', 'engine'],
     ['utils'],
     ['preprocessing'],
-    ['applications'],
+    ['applications', 'wrappers'],
 ]
 RANK = {component: row for row, components in enumerate(ROWS) for component in components}
 PROJECT_PACKAGES = {'minidl', 'minidl_dist', 'zoo', 'tests', 'tutorials', 'benchmarks'}
