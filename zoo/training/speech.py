@@ -26,10 +26,8 @@ from minidl.callbacks import LearningRateScheduler
 from minidl.optimizers import Adam
 
 import zoo
-from zoo.speech import corpus
+from zoo.speech import corpus, pretrained
 from zoo.speech.batches import SpeechBatches
-from zoo.speech.language_model import CharNgramModel
-from zoo.speech.texts import lm_texts
 from zoo.speech.metrics import cer
 from zoo.speech.transcribe import transcribe
 
@@ -42,18 +40,20 @@ DECAY_EPOCHS = (6, 9)
 LEARNING_RATE = 2e-3
 BATCH_SIZE = 32
 # Decoding with the language model: a 5-gram over the corpus's texts, as Deep
-# Speech 2 decodes (its weight alpha, a bonus beta per word).
-LM_ORDER, LM_TEXTS = 5, 20000
-BEAM_WIDTH, ALPHA, BETA, PRUNE = 16, 0.5, 1.0, 1e-3
+# Speech 2 decodes (its weight alpha, a bonus beta per word); transcribe('x.wav')
+# decodes the same way (zoo.speech.pretrained).
+LM_ORDER, LM_TEXTS = pretrained.LM_ORDER, pretrained.LM_TEXTS
+BEAM_WIDTH, ALPHA, BETA, PRUNE = (pretrained.DECODER[key]
+                                  for key in ('beam_width', 'alpha', 'beta', 'prune'))
 
 
 def language_model():
     """The character 5-gram the registered error rate with a language model uses.
 
     Trained on sentences drawn from the corpus's text generators (seed 1), not
-    on the held-out transcripts themselves.
+    on the held-out transcripts themselves (:func:`zoo.speech.pretrained.language_model`).
     """
-    return CharNgramModel.train(lm_texts(LM_TEXTS, seed=1), order=LM_ORDER)
+    return pretrained.language_model()
 
 
 def step_schedule(epoch):
