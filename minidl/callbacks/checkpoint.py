@@ -2,6 +2,7 @@
 
 import math
 import os
+import string
 
 import numpy as np
 
@@ -110,6 +111,26 @@ class ModelCheckpoint(Callback):
         # Every process saves: a distributed strategy may gather sharded weights
         # first (a collective); model.save writes only where the strategy says.
         self._write(filepath)
+
+    def on_train_begin(self, logs=None):
+        self._check_validation_fields()
+
+    def _check_validation_fields(self):
+        """ValueError before the first step when ``filepath`` names a validation value
+        (``{val_loss}``) and ``fit`` was given no validation data to compute it.
+
+        Other names are not checked: a callback may add values to the logs.
+        """
+        if self.params.get('do_validation', True):
+            return
+        fields = {field.split('.')[0].split('[')[0]
+                  for _, field, _, _ in string.Formatter().parse(self.filepath) if field}
+        missing = sorted(name for name in fields if name.startswith('val_'))
+        if missing:
+            raise ValueError(f'ModelCheckpoint: filepath {self.filepath!r} names {missing}, '
+                             f'but fit has no validation data to compute them; pass '
+                             f'validation_data or validation_split, or leave them out of '
+                             f'the file name')
 
     def _file_path(self, epoch, batch, logs):
         fields = dict(logs)

@@ -116,6 +116,7 @@ class DataIntake:
         loop.check_finite(ys, 'y')
         if ys is not None and self._compile_args is not None:
             self._check_targets(xs, ys)
+        check_input_shapes(xs, [tuple(t.shape) for t in self.inputs], self.input_names)
         return xs, ys, weight
 
     def _checked_sample_weight(self, sample_weight):
@@ -171,6 +172,22 @@ class DataIntake:
             raise ValueError(f'model {self.name!r} expects {len(names)} {what} array(s) '
                              f'({", ".join(names)}), got {len(items)}')
         return items
+
+
+def check_input_shapes(xs, shapes, names):
+    """ValueError if the samples of ``xs`` do not have the model's input ``shapes``
+    (``None`` sizes match any), so that data of the wrong size (validation data,
+    too) is refused before the first step rather than when its batch comes.
+
+    Nothing is checked for a model whose inputs are not known yet (``shapes``
+    empty: a subclassed model, or a Sequential built by its first data).
+    """
+    for index, (array, shape, name) in enumerate(zip(xs, shapes, names)):
+        expected, got = shape[1:], tuple(array.shape[1:])
+        if len(got) != len(expected) or any(e is not None and e != g
+                                            for e, g in zip(expected, got)):
+            raise ValueError(f'x[{index}] is incompatible with input {name!r}: expected '
+                             f'shape {(None,) + tuple(expected)}, found {tuple(array.shape)}')
 
 
 def batch_size_of(batch_size):

@@ -159,9 +159,14 @@ class Model(GeneratorMethods, DataIntake, Network):
         elif validation_data is not None:
             validation = self._validation_feed(validation_data, validation_batch_size or
                                                feed.batch_size, validation_steps)
+        # 'do_validation' and 'metrics' (the names fit logs) as Keras 2 gives them, so
+        # that callbacks can check before the first step what they will be given.
+        logged = list(self.metrics_names)
+        logged += ['val_' + name for name in logged] if validation is not None else []
         callbacks = callbacks_module.CallbackList(
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
-            verbose=verbose, epochs=epochs, steps=feed.steps)
+            verbose=verbose, epochs=epochs, steps=feed.steps,
+            do_validation=validation is not None, metrics=logged)
         self._begin_strategy(every_call=True)
 
         def validate(epoch):

@@ -240,7 +240,12 @@ def _check_class_indices(labels, output_shape, where):
     classes = output_shape[-1]
     if classes is None or not labels.size:
         return
-    indices = labels.astype(np.int64, copy=False)  # floats are truncated, as the loss does
+    if labels.dtype.kind == 'f' and not np.array_equal(labels, np.floor(labels)):
+        # The loss would truncate them: 1.7 would silently train as class 1.
+        fraction = labels[labels != np.floor(labels)].flat[0]
+        raise ValueError(f'{where}: sparse_categorical_crossentropy labels must be whole '
+                         f'class indices, got {fraction!r} among them')
+    indices = labels.astype(np.int64, copy=False)
     low, high = int(indices.min()), int(indices.max())
     if low < 0 or high >= classes:
         raise ValueError(f'{where}: sparse_categorical_crossentropy labels must lie in '
