@@ -4,8 +4,11 @@ The layout is the simple layered one: each box goes one rank after the
 furthest box feeding it (its longest path from an input), the ranks run top
 to bottom (or left to right), and within a rank the boxes sit in the order
 of the mean position of the boxes feeding them, which keeps most arrows
-short and uncrossed. Sizes are in points, from the box text set in a
-monospaced font, so the figure is exactly as large as its content.
+short and uncrossed. An arrow that skips ranks (a residual connection) runs
+in a lane beside the boxes of the ranks it skips, never through them; arrows
+whose skipped ranks overlap get lanes of their own. Sizes are in points,
+from the box text set in a monospaced font, so the figure is exactly as
+large as its content.
 """
 
 import io
@@ -38,11 +41,14 @@ def draw(graph, format):
     texts = {key: _lines(box) for key, box in graph.boxes.items()}
     sizes = {key: (max(map(len, lines)) * CHAR_WIDTH + 2 * PADDING,
                    len(lines) * LINE_HEIGHT + 2 * PADDING) for key, lines in texts.items()}
-    centers = _layout(graph, sizes)
-    left = min(x - sizes[key][0] / 2 for key, (x, y) in centers.items()) - MARGIN
-    right = max(x + sizes[key][0] / 2 for key, (x, y) in centers.items()) + MARGIN
-    bottom = min(y - sizes[key][1] / 2 for key, (x, y) in centers.items()) - MARGIN
-    top = max(y + sizes[key][1] / 2 for key, (x, y) in centers.items()) + MARGIN
+    centers, routes = _layout(graph, sizes)
+    # The drawing's extent: the boxes, and the lanes of the arrows that skip ranks.
+    xs = [x + side * sizes[key][0] / 2 for key, (x, y) in centers.items() for side in (-1, 1)]
+    ys = [y + side * sizes[key][1] / 2 for key, (x, y) in centers.items() for side in (-1, 1)]
+    xs += [x for points in routes.values() for x, y in points]
+    ys += [y for points in routes.values() for x, y in points]
+    left, right = min(xs) - MARGIN, max(xs) + MARGIN
+    bottom, top = min(ys) - MARGIN, max(ys) + MARGIN
 
     # One data unit is one point: the axes fill a figure as large as the drawing.
     figure = Figure(figsize=((right - left) / 72, (top - bottom) / 72))
@@ -62,8 +68,13 @@ def draw(graph, format):
         axes.text(x, y, '\n'.join(texts[key]), ha='center', va='center', family='monospace',
                   fontsize=FONT_SIZE, linespacing=1.4)
     for source, target in graph.edges:
-        start, end = _arrow_ends(graph.rankdir, centers, sizes, source, target)
-        axes.annotate('', xy=end, xytext=start, arrowprops={
+        points = routes.get((source, target))
+        if points is None:
+            points = _arrow_ends(graph.rankdir, centers, sizes, source, target)
+        else:  # the lane's segments, then the arrow into the target
+            xs, ys = zip(*points[:-1])
+            axes.plot(xs, ys, color='black', linewidth=1, solid_joinstyle='round')
+        axes.annotate('', xy=points[-1], xytext=points[-2], arrowprops={
             'arrowstyle': '-|>', 'color': 'black', 'linewidth': 1, 'shrinkA': 0, 'shrinkB': 0})
     buffer = io.BytesIO()
     figure.savefig(buffer, format=format, dpi=graph.dpi)
@@ -79,7 +90,8 @@ def _lines(box):
 
 
 def _layout(graph, sizes):
-    """The center of each box, in points (y upwards)."""
+    """The center of each box, and the path of each arrow that skips ranks, in points
+    (y upwards): ``(centers, {(source, target): [point, ...]})``."""
     order = list(graph.boxes)
     index = {key: number for number, key in enumerate(order)}
     parents = {key: [] for key in order}
@@ -95,7 +107,9 @@ def _layout(graph, sizes):
     top_to_bottom = graph.rankdir == 'TB'
     along_extent = {key: size[1 if top_to_bottom else 0] for key, size in sizes.items()}
     across_extent = {key: size[0 if top_to_bottom else 1] for key, size in sizes.items()}
-    across, centers, along = {}, {}, 0.0
+    # Per rank: where its band starts along the ranks, its thickness, and the span
+    # across that its boxes cover.
+    across, along_center, bands, spans, along = {}, {}, [], [], 0.0
     for current in range(max(rank.values()) + 1):
         row = [key for key in order if rank[key] == current]
 
@@ -105,15 +119,47 @@ def _layout(graph, sizes):
 
         row.sort(key=lambda key: (mean_parent_position(key), index[key]))
         thickness = max(along_extent[key] for key in row)
-        cursor = -(sum(across_extent[key] for key in row)
-                   + GAP_WITHIN_RANK * (len(row) - 1)) / 2
+        width = sum(across_extent[key] for key in row) + GAP_WITHIN_RANK * (len(row) - 1)
+        cursor = -width / 2
         for key in row:
             across[key] = cursor + across_extent[key] / 2
             cursor += across_extent[key] + GAP_WITHIN_RANK
-            middle = along + thickness / 2
-            centers[key] = (across[key], -middle) if top_to_bottom else (middle, -across[key])
+            along_center[key] = along + thickness / 2
+        bands.append((along, along + thickness))
+        spans.append([-width / 2, width / 2])
         along += thickness + GAP_BETWEEN_RANKS
-    return centers
+
+    # Arrows that skip ranks: each gets a lane beside the ranks it skips, on the side
+    # nearer its ends (the right on a tie), outside the boxes and the lanes already there.
+    paths = {}
+    for source, target in graph.edges:
+        skipped = range(rank[source] + 1, rank[target])
+        if index[source] >= index[target] or not skipped:
+            continue
+        side = -1 if across[source] + across[target] < 0 else 1
+        lane = max(side * spans[r][side > 0] for r in skipped) + GAP_WITHIN_RANK
+        for r in skipped:
+            spans[r][side > 0] = side * lane
+        lane *= side
+        first, last = bands[skipped[0]][0], bands[skipped[-1]][1]
+        # Leave and enter a quarter of the way towards the lane, beside the arrows
+        # between neighbouring ranks, so that the two arrowheads stay apart.
+        start = across[source] + side * across_extent[source] / 4
+        end = across[target] + side * across_extent[target] / 4
+        steps = [(start, along_center[source] + along_extent[source] / 2),
+                 (start, bands[rank[source]][1]), (lane, first), (lane, last),
+                 (end, bands[rank[target]][0]),
+                 (end, along_center[target] - along_extent[target] / 2)]
+        # A box as thick as its rank's band leaves no straight piece before its face.
+        paths[source, target] = [step for number, step in enumerate(steps)
+                                 if number == 0 or step != steps[number - 1]]
+
+    def point(across_value, along_value):
+        return (across_value, -along_value) if top_to_bottom else (along_value, -across_value)
+
+    centers = {key: point(across[key], along_center[key]) for key in order}
+    routes = {edge: [point(*step) for step in steps] for edge, steps in paths.items()}
+    return centers, routes
 
 
 def _arrow_ends(rankdir, centers, sizes, source, target):

@@ -210,3 +210,50 @@ def test_notebooks_get_an_image_of_png_files_only(tmp_path, without_graphviz, mo
     path = str(tmp_path / 'model.png')
     assert plot_model(branch_model(), path) == path and shown == [path]
     assert plot_model(branch_model(), tmp_path / 'model.svg') is None and shown == [path]
+
+
+def _residual_model():
+    """Two residual blocks in a row, and a skip connection that jumps both of them."""
+    inputs = Input(shape=(4,), name='x')
+    start = Dense(4, name='start')(inputs)
+    block = start
+    for number in (1, 2):
+        inner = Dense(4, name=f'block{number}_b')(Dense(4, name=f'block{number}_a')(block))
+        block = Add(name=f'block{number}_add')([block, inner])
+    return Model(inputs, Add(name='long_add')([start, block]), name='residual')
+
+
+@pytest.mark.parametrize('rankdir', ['TB', 'LR'])
+def test_matplotlib_routes_skip_connections_around_the_boxes_they_bypass(rankdir):
+    """Each arrow that skips ranks runs in a lane: no point of it lies inside a box other
+    than its own two ends, and arrows that skip the same ranks get lanes of their own."""
+    from minidl.utils import graph_drawing
+    graph = model_to_dot(_residual_model(), show_shapes=True, rankdir=rankdir)
+    sizes = {key: (max(map(len, lines)) * graph_drawing.CHAR_WIDTH + 2 * graph_drawing.PADDING,
+                   len(lines) * graph_drawing.LINE_HEIGHT + 2 * graph_drawing.PADDING)
+             for key, lines in ((key, graph_drawing._lines(box))
+                                for key, box in graph.boxes.items())}
+    centers, routes = graph_drawing._layout(graph, sizes)
+    assert sorted(routes) == [('block1_add', 'block2_add'), ('start', 'block1_add'),
+                              ('start', 'long_add')]
+    for (source, target), points in routes.items():
+        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+            for fraction in np.linspace(0, 1, 41):
+                x, y = x0 + fraction * (x1 - x0), y0 + fraction * (y1 - y0)
+                for key, (cx, cy) in centers.items():
+                    if key in (source, target):
+                        continue
+                    width, height = sizes[key]
+                    assert not (abs(x - cx) < width / 2 and abs(y - cy) < height / 2), \
+                        f'{source} -> {target} crosses {key}'
+    # The lanes: across the ranks, the coordinate the middle segment keeps. The blocks'
+    # skips follow one another and share a lane; the long one passes beside them both.
+    lanes = {edge: points[2][0 if rankdir == 'TB' else 1] for edge, points in routes.items()}
+    assert lanes['start', 'block1_add'] == lanes['block1_add', 'block2_add']
+    assert lanes['start', 'long_add'] != lanes['start', 'block1_add']
+
+
+def test_matplotlib_draws_a_residual_network(tmp_path, without_graphviz):
+    pytest.importorskip('matplotlib')
+    plot_model(_residual_model(), tmp_path / 'residual.png', show_shapes=True)
+    assert (tmp_path / 'residual.png').read_bytes()[:8] == PNG_SIGNATURE
