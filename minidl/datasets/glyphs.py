@@ -5,9 +5,10 @@ character drawn by FreeType from one of 21 text fonts in matplotlib's wheel
 (DejaVu Sans, Sans Mono and Serif, STIX General, each in four styles, and
 five Computer Modern faces), then varied as print and scans vary: a random
 affine transform (rotation up to 12 degrees, scale 0.85-1.1, shear up to
-0.2, shift up to 2 pixels), a thinner or thicker stroke, contrast and
-Gaussian noise. Characters keep their size and place relative to the
-baseline, so 'c' and 'C', 'o' and 'O' differ as in text.
+0.2, shift up to 2 pixels), a thinner or thicker stroke (unless
+``render(..., vary_stroke=False)``), contrast and Gaussian noise.
+Characters keep their size and place relative to the baseline, so 'c' and
+'C', 'o' and 'O' differ as in text.
 
 Five fonts are only ever in the test part (:data:`TEST_FONTS`), so the
 test accuracy measures how a model does on typefaces it has never seen.
@@ -73,7 +74,7 @@ def load_data(characters='letters', samples_per_font=20, size=32, seed=0):
             render(characters, TEST_FONTS, samples_per_font, size, seed))
 
 
-def render(characters, fonts, samples_per_font, size, seed=0):
+def render(characters, fonts, samples_per_font, size, seed=0, vary_stroke=True):
     """``(images, labels)`` for every font, sample and character, in that order.
 
     Args:
@@ -82,6 +83,9 @@ def render(characters, fonts, samples_per_font, size, seed=0):
         samples_per_font: Images of each character in each font.
         size: Height and width of the images.
         seed: Seed of the variations; font ``f`` draws from ``(seed, FONTS.index(f))``.
+        vary_stroke: Whether strokes get thinner or thicker at random. False
+            keeps each font's own weight, so that a bold font's images are the
+            bolder ones (the other variations stay the same bits).
     """
     unknown = [font for font in fonts if font not in FONTS]
     if unknown:
@@ -93,7 +97,7 @@ def render(characters, fonts, samples_per_font, size, seed=0):
         rng = np.random.default_rng([seed, FONTS.index(font)])
         for _ in range(samples_per_font):
             for canvas in canvases:
-                images[index] = _vary(canvas, size, rng)
+                images[index] = _vary(canvas, size, rng, vary_stroke)
                 index += 1
     dtype = np.uint8 if len(characters) <= 256 else np.int64
     labels = np.tile(np.arange(len(characters), dtype=dtype), len(fonts) * samples_per_font)
@@ -134,10 +138,10 @@ def _draw(font, characters):
     return canvases
 
 
-def _vary(canvas, size, rng):
+def _vary(canvas, size, rng, vary_stroke=True):
     """One varied ``size`` x ``size`` uint8 image of a glyph canvas."""
     stroke = rng.integers(-1, 3)  # thinner, as drawn, thicker, much thicker
-    for _ in range(abs(stroke)):
+    for _ in range(abs(stroke) if vary_stroke else 0):  # drawn either way: same other draws
         canvas = _dilate(canvas) if stroke > 0 else -_dilate(-canvas)
     angle = np.deg2rad(rng.uniform(-12, 12))
     scale = rng.uniform(0.85, 1.1) * size / (_CANVAS * 0.8)
