@@ -46,7 +46,8 @@ class ProgbarLogger(Callback):
     ``fit`` adds one when ``verbose != 0``; with ``verbose=1`` the bar is
     redrawn after each batch on a terminal (or in Jupyter), while
     ``verbose=2``, or output to a file or pipe, gives one line per epoch.
-    'Epoch i/n' heads each epoch when there is more than one. The
+    'Epoch i/n' heads each epoch when there is more than one; every line is
+    flushed as printed. The
     validation inside ``fit`` prints nothing of its own; ``evaluate`` and
     ``predict`` print their own bar. Only the chief process prints.
 
@@ -95,7 +96,7 @@ class ProgbarLogger(Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         if self._prints() and self.epochs > 1:
-            print('Epoch %d/%d' % (epoch + 1, self.epochs))
+            print('Epoch %d/%d' % (epoch + 1, self.epochs), flush=True)
         self._begin()
 
     def on_train_batch_end(self, batch, logs=None):
@@ -149,4 +150,6 @@ class ProgbarLogger(Callback):
             self._bar.close()
             self._bar = None
         elif self._prints():
-            print(summary_line(target, time.monotonic() - self._start, values))
+            # Flushed, as Keras's Progbar does: into a pipe (mpirun's, a log) too, each line
+            # shows when its epoch ends rather than when a buffer fills.
+            print(summary_line(target, time.monotonic() - self._start, values), flush=True)
