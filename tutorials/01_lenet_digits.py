@@ -5,9 +5,14 @@ test accuracy, saves the model to HDF5 (architecture, weights and optimizer
 state), checks that the saved file predicts exactly what the model does,
 and draws the training curves. ``make demo`` runs it.
 
-    python tutorials/01_lenet_digits.py [output directory]
+    python tutorials/01_lenet_digits.py [output directory] [--full]
+
+The files go to the output directory (default ``demo_output``). The quick
+mode trains 30 epochs, ``--full`` 60. The quick mode took 7 s as one process
+on a 2-core AMD EPYC that other work shared (load average 3.9), 2026-11-27.
 """
 
+import argparse
 import pathlib
 import sys
 
@@ -20,7 +25,13 @@ from minidl.models import Sequential, load_model
 from minidl.utils import plot_history, to_categorical
 
 
-def main(output_dir):
+FULL = {'epochs': 60}
+QUICK = {'epochs': 30}
+
+
+def main(output_dir, full=False):
+    settings = FULL if full else QUICK
+    output_dir = pathlib.Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     minidl.set_seed(0)  # initial weights, dropout and shuffling: the same run every time
 
@@ -42,8 +53,8 @@ def main(output_dir):
     ])
     model.summary()
     model.compile(optimizer='adam', loss='categorical_crossentropy', metrics=['accuracy'])
-    history = model.fit(x_train, y_train, batch_size=32, epochs=30, validation_split=0.1,
-                        verbose=2)
+    history = model.fit(x_train, y_train, batch_size=32, epochs=settings['epochs'],
+                        validation_split=0.1, verbose=2)
 
     loss, accuracy = model.evaluate(x_test, y_test, verbose=0)
     print(f'test loss {loss:.4f}, test accuracy {accuracy:.4f}')
@@ -61,4 +72,10 @@ def main(output_dir):
 
 
 if __name__ == '__main__':
-    main(pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else 'demo_output'))
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('output_dir', nargs='?', default='demo_output', type=pathlib.Path,
+                        help='where the files go (default: demo_output)')
+    parser.add_argument('--full', action='store_true', help='60 epochs instead of 30')
+    args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # each line at once, also into a pipe or log
+    main(args.output_dir, args.full)

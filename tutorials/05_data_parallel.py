@@ -39,15 +39,19 @@ over the ranks, so every rank applies the same update.
     mpirun -np 2 python tutorials/05_data_parallel.py [output directory] [--full]
 
 N may be 1 (or a plain ``python``), 2 or 4: the numbers of ranks that
-divide the 4 micro-shards.
+divide the 4 micro-shards. The file goes to the output directory (default
+``demo_output``).
 
-Without ``--full`` each mode trains 15 epochs (seconds); ``--full`` trains 30.
+Without ``--full`` each mode trains 15 epochs; ``--full`` trains 30. The
+quick mode took 21 s under ``mpirun -np 2`` on a 2-core AMD EPYC that other
+work shared (load average 5.4), 2026-11-27.
 """
 
 import argparse
 import hashlib
 import math
 import pathlib
+import sys
 import time
 
 import numpy as np
@@ -98,6 +102,8 @@ def train(x_train, y_train, epochs, micro_shards=None):
     model = lenet()
     model.compile(optimizer=dist.DistributedOptimizer(Adam(), micro_shards=micro_shards),  # +
                   loss='categorical_crossentropy', metrics=['accuracy'])
+    if micro_shards is not None:  # fit's lines were shown once: here a line says what runs
+        say(f'training {epochs} epochs in {micro_shards} micro-shards per batch...')
     start = time.perf_counter()
     model.fit(x_train, y_train, batch_size=BATCH_SIZE, epochs=epochs,
               verbose=2 if micro_shards is None else 0)
@@ -182,7 +188,9 @@ def main(output_dir, full=False):
 
 if __name__ == '__main__':
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('output_dir', nargs='?', default='demo_output', type=pathlib.Path)
+    parser.add_argument('output_dir', nargs='?', default='demo_output', type=pathlib.Path,
+                        help='where the files go (default: demo_output; rank 0 writes)')
     parser.add_argument('--full', action='store_true', help='30 epochs per mode')
     args = parser.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # each line at once, also through mpirun
     main(args.output_dir, args.full)
