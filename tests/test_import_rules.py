@@ -27,8 +27,10 @@ only in saving, mpi4py only in minidl_dist.
 
 import ast
 import pathlib
+import re
 import subprocess
 import sys
+import tomllib
 
 import pytest
 
@@ -103,17 +105,29 @@ def test_minidl_imports_follow_the_layering(path):
             f'{module} (row {own_rank}) imports {imported} (row {RANK[target]}): not a lower row'
 
 
-def test_import_minidl_needs_only_numpy_h5py_and_tqdm():
-    """In a fresh interpreter that cannot import other third-party packages."""
-    script = '''
+def required_dependencies():
+    """The names of pyproject.toml's ``dependencies``: the one list of what minidl needs."""
+    with open(ROOT / 'pyproject.toml', 'rb') as file:
+        listed = tomllib.load(file)['project']['dependencies']
+    return {re.split(r'[<>=!~ ;\[]', requirement, maxsplit=1)[0] for requirement in listed}
+
+
+def test_import_minidl_needs_only_the_required_dependencies():
+    """pyproject.toml's list is the README's, and in a fresh interpreter that can import no
+    other third-party package (and not threadpoolctl, which minidl imports only when it
+    first limits BLAS's threads, and does without), minidl imports and computes."""
+    assert required_dependencies() == {'numpy', 'h5py', 'tqdm', 'threadpoolctl'}
+    assert '(numpy, h5py, tqdm and threadpoolctl;' in (ROOT / 'README.md').read_text()
+    allowed = required_dependencies() - {'threadpoolctl'}
+    script = f'''
 import sys
 class Block:
-    allowed = {'numpy', 'h5py', 'tqdm'}
+    allowed = {sorted(allowed)!r}
     def find_spec(self, name, path=None, target=None):
         top = name.split('.')[0]
         if top in sys.stdlib_module_names or top in self.allowed or top == 'minidl' or top.startswith('_'):
             return None
-        raise ModuleNotFoundError(f'blocked: {name}')
+        raise ModuleNotFoundError(f'blocked: {{name}}')
 sys.meta_path.insert(0, Block())
 import minidl
 minidl.functions.relu(minidl.Tensor([1.0]))

@@ -264,7 +264,8 @@ class _BlasThreads:
 
     def _libraries(self):
         if self.libraries is None:  # found once, on first use: the search reads every library
-            # Imported here, and optional: `import minidl` needs only numpy, h5py and tqdm.
+            # Imported here: pip installs it with minidl (pyproject.toml), but `import
+            # minidl` needs only numpy, h5py and tqdm (tests/test_import_rules.py).
             # Without threadpoolctl BLAS keeps its threads (slower, the same bits).
             try:
                 from threadpoolctl import ThreadpoolController
