@@ -25,8 +25,10 @@ REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/te
 	tests/minidl/functions/test_depthwise.py tests/minidl/functions/test_lstm.py \
 	tests/minidl/functions/test_gru.py tests/minidl/test_determinism.py
 
+# --durations: the slowest tests, so that a suite growing slow shows where.
+# (A quick local run: $(PYTHON) -m pytest -m 'not mpi' skips the mpirun launches.)
 test: install
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest --durations=15
 	MINIDL_USE_ONEDNN=never $(PYTHON) -m pytest $(REFERENCE_TESTS)
 
 # Trains a small CNN on the digits set, saves it and plots its curves (demo_output/).
