@@ -18,6 +18,7 @@ standing in as ones (zeros if integer).
 
 import contextlib
 import functools
+import operator
 import threading
 
 import numpy as np
@@ -132,6 +133,23 @@ def record(function, args, kwargs, outputs=None):
     node.outputs = outputs
     layer._inbound_nodes.append(node)
     return outputs
+
+
+def _recorded(function, reflected=False):
+    def operator_method(self, *other):
+        return record(function, (*other, self) if reflected else (self, *other), {})
+    return operator_method
+
+
+# Python's operators on symbolic tensors record Operation nodes. They are set
+# here, beside record, so that symbolic.py (which Layer's module imports)
+# needs nothing from this module. Importing minidl.layers imports this module
+# (masking.py builds on it), so they are in place before any graph is built.
+for _name in ['add', 'sub', 'mul', 'truediv', 'pow', 'matmul']:
+    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
+    setattr(SymbolicTensor, f'__r{_name}__', _recorded(getattr(operator, _name), reflected=True))
+for _name in ['lt', 'le', 'gt', 'ge', 'neg', 'abs', 'getitem']:
+    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
 
 
 def recordable(function):

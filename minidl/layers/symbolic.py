@@ -11,7 +11,6 @@ symbolic tensors (``x + 1``, ``x[:, 0]``) record nodes too, of
 """
 
 import itertools
-import operator
 
 import numpy as np
 
@@ -96,21 +95,6 @@ class Node:
 def next_node_id():
     """An id below those of every node made from now on (ids only need to increase)."""
     return next(_node_ids)
-
-
-def _recorded(function, reflected=False):
-    def operator_method(self, *other):
-        # Imported here: operation.py builds on Layer, whose module imports this one.
-        from minidl.layers.operation import record
-        return record(function, (*other, self) if reflected else (self, *other), {})
-    return operator_method
-
-
-for _name in ['add', 'sub', 'mul', 'truediv', 'pow', 'matmul']:
-    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
-    setattr(SymbolicTensor, f'__r{_name}__', _recorded(getattr(operator, _name), reflected=True))
-for _name in ['lt', 'le', 'gt', 'ge', 'neg', 'abs', 'getitem']:
-    setattr(SymbolicTensor, f'__{_name}__', _recorded(getattr(operator, _name)))
 
 
 def is_symbolic(structure):
