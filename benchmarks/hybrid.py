@@ -38,6 +38,7 @@ load. With more ranks than cores, the ranks share them.
 """
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -126,7 +127,7 @@ def measure(hybrid, batch, steps, comm):
     count_phases(optimizer.strategy, counts)
     comm.Barrier()
     sent, (busy, own), wall = dist.bytes_sent(), cpu_jiffies(), time.perf_counter()
-    seconds = median_seconds(lambda: model.train_on_batch(x, y), steps, comm)
+    seconds = median_seconds(functools.partial(model.train_on_batch, x, y), steps, comm)
     sent = dist.bytes_sent() - sent
     foreign = foreign_cpu_percent(busy, own, time.perf_counter() - wall, comm)
     held = dist.held_bytes(model)
