@@ -8,10 +8,20 @@ layers with that bias layout (so weights, parameter counts and HDF5 files
 are Keras 2's), on any device: the LSTM adds its two biases before the fused
 recurrence, and CuDNNGRU is ``GRU(reset_after=True)``, whose two bias rows
 are exactly cuDNN's.
+
+The kernels are Keras 2's CuDNN layout too: Keras hands each gate's block of
+the kernel (features, units) to cuDNN flattened in C order, and cuDNN reads
+that as its (units, features) matrix W of ``W x``. So the block equals
+``W.reshape(features, units)``, not the plain layers' ``W.T``, and a recurrent
+block is ``W_hh`` itself, not its transpose. ``_plain_kernels`` turns them
+into the plain layers' kernels before the fused recurrence; loading moves
+weights between the two layouts (``minidl/saving/rnn_weights.py``) as Keras
+2's ``preprocess_weights_for_loading`` does.
 """
 
 from minidl import functions as F
 from minidl import initializers
+from minidl.functions import gru, lstm
 from minidl.layers.base import Layer
 from minidl.layers.recurrent import GRU, LSTM
 from minidl.layers.rnn_cells import GRUCell, LSTMCell
@@ -100,6 +110,11 @@ class CuDNNGRU(GRU):
     def _fused_bias(self):
         return F.reshape(self.cell.bias, (2, 3 * self.units))
 
+    def _fused(self, x, states, mask, recurrent_mask):
+        kernel, recurrent_kernel = _plain_kernels(self.cell, 3)
+        return gru(x, kernel, recurrent_kernel, self._fused_bias(), initial_state=states[0],
+                   reset_after=True, mask=mask, recurrent_dropout_mask=recurrent_mask)
+
     def get_config(self):
         return _cudnn_config(super().get_config(), ('reset_after', 'unroll', 'time_major'))
 
@@ -146,8 +161,28 @@ class CuDNNLSTM(LSTM):
         units = 4 * self.units
         return self.cell.bias[:units] + self.cell.bias[units:]
 
+    def _fused(self, x, states, mask, recurrent_mask):
+        kernel, recurrent_kernel = _plain_kernels(self.cell, 4)
+        return lstm(x, kernel, recurrent_kernel, self._fused_bias(), initial_state=states,
+                    mask=mask, recurrent_dropout_mask=recurrent_mask)
+
     def get_config(self):
         return _cudnn_config(super().get_config(), ('unroll', 'time_major'))
+
+
+def _plain_kernels(cell, gates):
+    """The plain layers' (kernel, recurrent_kernel) of a CuDNN cell's weights (differentiable).
+
+    Each gate block of the kernel, read in C order as cuDNN reads it, is the
+    (units, features) matrix W; the plain kernel's block is W.T. Each
+    recurrent block is W_hh; the plain block is its transpose.
+    """
+    units, features = cell.units, cell.kernel.shape[0]
+    kernel = F.concat([F.transpose(F.reshape(block, (units, features)), (1, 0))
+                       for block in F.split(cell.kernel, gates, axis=1)], axis=1)
+    recurrent = F.concat([F.transpose(block, (1, 0))
+                          for block in F.split(cell.recurrent_kernel, gates, axis=1)], axis=1)
+    return kernel, recurrent
 
 
 def _cudnn_config(config, extra):

@@ -12,7 +12,7 @@ allocate more than the model's own weights.
 import warnings
 
 from minidl.compute import to_numpy
-from minidl.saving import datasets, hdf5
+from minidl.saving import datasets, hdf5, rnn_weights
 
 BACKEND = 'minidl'
 # The Keras release whose HDF5 layout these files follow (the last of Keras 2).
@@ -164,22 +164,31 @@ def assignments_by_name(group, layers, skip_mismatch):
 
 
 def mismatch(layer, items):
-    """Why the datasets ``items`` cannot be ``layer``'s weights, or None if they can."""
+    """Why the datasets ``items`` cannot be ``layer``'s weights, or None if they can.
+
+    A recurrent layer's bias may also have its CuDNN counterpart's shape
+    (or the other way), which :func:`read_values` converts.
+    """
     weights = layer.weights
     if len(items) != len(weights):
         return (f'the layer has {len(weights)} weight(s) '
                 f'({", ".join(w.name for w in weights) or "none"}), the file has {len(items)}')
-    for weight, item in zip(weights, items):
-        problem = datasets.shape_problem(item, weight.shape, weight.name)
-        if problem:
-            return problem
+    for weight, item, shapes in zip(weights, items, rnn_weights.allowed_shapes(layer)):
+        problems = [datasets.shape_problem(item, shape, weight.name) for shape in shapes]
+        if all(problems):
+            return problems[0]
     return None
 
 
 def read_values(assignments):
-    """``[(layer, arrays)]``: the checked datasets read, in each weight's dtype."""
-    return [(layer, [datasets.read(item, weight.dtype)
-                     for weight, item in zip(layer.weights, items)])
+    """``[(layer, arrays)]``: the checked datasets read, in each weight's dtype, and
+    recurrent weights converted to each layer's layout (LSTM <-> CuDNNLSTM, GRU <-> CuDNNGRU).
+
+    Raises:
+        ValueError: For recurrent weights that do not convert (a GRU's ``reset_after``).
+    """
+    return [(layer, rnn_weights.convert(layer, [datasets.read(item, weight.dtype)
+                                                for weight, item in zip(layer.weights, items)]))
             for layer, items in assignments]
 
 

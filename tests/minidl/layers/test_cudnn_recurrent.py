@@ -1,4 +1,5 @@
-"""CuDNNLSTM and CuDNNGRU: Keras 2's weights and counts, PyTorch's numbers (cuDNN's equations)."""
+"""CuDNNLSTM and CuDNNGRU: Keras 2's weights and counts, PyTorch's numbers (cuDNN's equations
+and cuDNN's reading of Keras's kernel blocks)."""
 
 import numpy as np
 import pytest
@@ -15,6 +16,13 @@ def _randomized(layer, x, seed=1):
     layer.set_weights([rng.normal(size=w.shape).astype('float32') * 0.3
                        for w in layer.get_weights()])
     return layer.get_weights()
+
+
+def _cudnn_matrix(kernel, gates):
+    """What cuDNN (and so PyTorch's weight_ih / weight_hh) sees of a Keras CuDNN kernel:
+    each gate block, flattened in C order, read as a (units, rows) matrix; blocks stacked."""
+    rows, units = kernel.shape[0], kernel.shape[1] // gates
+    return np.concatenate([block.reshape(units, rows) for block in np.hsplit(kernel, gates)])
 
 
 def _torch_gate_order(array, units):
@@ -41,8 +49,8 @@ def test_cudnn_lstm_equals_torch_lstm_with_its_two_biases():
     kernel, recurrent, bias = _randomized(layer, x)
     reference = torch.nn.LSTM(5, 8, batch_first=True)
     with torch.no_grad():
-        reference.weight_ih_l0.copy_(torch.tensor(kernel.T))
-        reference.weight_hh_l0.copy_(torch.tensor(recurrent.T))
+        reference.weight_ih_l0.copy_(torch.tensor(_cudnn_matrix(kernel, 4)))
+        reference.weight_hh_l0.copy_(torch.tensor(_cudnn_matrix(recurrent, 4)))
         reference.bias_ih_l0.copy_(torch.tensor(bias[:32]))
         reference.bias_hh_l0.copy_(torch.tensor(bias[32:]))
     expected = reference(torch.tensor(x))[0].detach().numpy()
@@ -55,8 +63,10 @@ def test_cudnn_gru_equals_torch_gru():
     kernel, recurrent, bias = _randomized(layer, x)
     reference = torch.nn.GRU(5, 8, batch_first=True)
     with torch.no_grad():
-        reference.weight_ih_l0.copy_(torch.tensor(_torch_gate_order(kernel, 8).T))
-        reference.weight_hh_l0.copy_(torch.tensor(_torch_gate_order(recurrent, 8).T))
+        reference.weight_ih_l0.copy_(torch.tensor(_torch_gate_order(_cudnn_matrix(kernel, 3).T,
+                                                                     8).T))
+        reference.weight_hh_l0.copy_(torch.tensor(
+            _torch_gate_order(_cudnn_matrix(recurrent, 3).T, 8).T))
         reference.bias_ih_l0.copy_(torch.tensor(_torch_gate_order(bias[:24], 8)))
         reference.bias_hh_l0.copy_(torch.tensor(_torch_gate_order(bias[24:], 8)))
     expected = reference(torch.tensor(x))[0].detach().numpy()
