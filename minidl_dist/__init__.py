@@ -1,7 +1,7 @@
 """minidl_dist: deterministic MPI data-parallel, hybrid and model-averaging training for minidl.
 
 A Keras script becomes data-parallel with three lines, then runs with
-``mpirun -np N python train.py``::
+``mpirun -np N python -m minidl_dist train.py``::
 
     import minidl_dist as dist
     dist.init()
@@ -19,13 +19,15 @@ train apart and averages their models every ``k`` steps
 (:mod:`minidl_dist.averaging`). ``bytes_sent()`` and ``held_bytes(model)``
 measure the traffic and the memory per rank.
 
-No hangs: an uncaught exception or a non-zero ``sys.exit`` on any rank
-aborts the whole job, naming the rank and its step
-(:mod:`minidl_dist.failfast`); a rank that waits longer than
-``MINIDL_DIST_TIMEOUT`` seconds (default 300, or ``init(timeout=...)``) in
-one collective aborts it too, saying what it waited for
-(:mod:`minidl_dist.watchdog`); ``fit`` refuses, on every rank, ranks with
-different numbers of samples, batch sizes or models.
+No hangs: under the launcher (``python -m minidl_dist``,
+:mod:`minidl_dist.launcher`) an uncaught exception, a non-zero exit or
+``os._exit`` on any rank, before or after ``init()``, aborts the whole job,
+naming the rank and its step (:mod:`minidl_dist.failfast`); a rank that
+ends early while another waits for it does too (:mod:`minidl_dist.ending`);
+a rank that waits longer than ``MINIDL_DIST_TIMEOUT`` seconds (default 300,
+or ``init(timeout=...)``) in one collective aborts it, saying what it waited
+for (:mod:`minidl_dist.watchdog`); ``fit`` refuses, on every rank, ranks
+with different numbers of samples, batch sizes or models.
 """
 
 from minidl_dist.averaging import ModelAveraging

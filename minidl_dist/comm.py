@@ -8,9 +8,7 @@ rank ``r`` uses GPU ``local_rank % n_gpus``. MPI here is not CUDA-aware
 memory (:func:`to_host`, :func:`from_host`).
 """
 
-import os
-import socket
-import sys
+import atexit
 
 try:
     from mpi4py import MPI
@@ -20,7 +18,7 @@ except ImportError as error:
 
 from minidl import Device, set_default_device
 from minidl.compute import get_array_module, threads, to_numpy
-from minidl_dist import failfast, watchdog
+from minidl_dist import ending, failfast, watchdog
 
 _job = {}
 
@@ -28,11 +26,13 @@ _job = {}
 def init(use_gpu=True, timeout=None):
     """Join the job (once; later calls do nothing).
 
-    With more than one rank, installs fail-fast handling
-    (:mod:`minidl_dist.failfast`: an uncaught exception or a non-zero
-    ``sys.exit`` on any rank aborts the job) and the collective timeout
-    (:mod:`minidl_dist.watchdog`). On a host with GPUs, makes this rank's
-    GPU minidl's default device.
+    With more than one rank and without the launcher (``python -m
+    minidl_dist``, which has done it before the script), installs fail-fast
+    handling (:mod:`minidl_dist.failfast`: an uncaught exception on any
+    rank aborts the job), the agreement on the end of the script
+    (:mod:`minidl_dist.ending`: a rank that ends while another waits for it
+    aborts the job) and the collective timeout (:mod:`minidl_dist.watchdog`).
+    On a host with GPUs, makes this rank's GPU minidl's default device.
 
     Args:
         use_gpu: Whether to pick a GPU when there is one.
@@ -47,36 +47,26 @@ def init(use_gpu=True, timeout=None):
         return
     seconds = watchdog.resolve_timeout(timeout)
     world = MPI.COMM_WORLD
+    if world.Get_size() > 1:
+        if ending.started():  # by the launcher, with the environment's timeout
+            watchdog.set_timeout(seconds)
+        else:
+            failfast.install(world)
+            ending.start(world, seconds)
+            atexit.register(ending.finish, 'ended its script (by its end or by a SystemExit: '
+                                           'python -m minidl_dist tells which)')
     # Ranks sharing memory are on one host; their order within it is the local rank.
-    host = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.Get_rank())
+    with watchdog.waiting('finding the ranks on each host'):
+        host = world.Split_type(MPI.COMM_TYPE_SHARED, key=world.Get_rank())
     _job.update(world=world, rank=world.Get_rank(), size=world.Get_size(),
                 local_rank=host.Get_rank(), local_size=host.Get_size())
     host.Free()
     threads.set_ranks_on_host(_job['local_size'])  # each rank's threads (BLAS's too) take its share
-    if _job['size'] > 1:
-        failfast.install(world, _job['rank'], _job['size'])
-        watchdog.start(world, _job['rank'], _job['size'], seconds)
-        _print_rank_map(world)
     count = gpu_count() if use_gpu else 0
     if count:
         index = _job['local_rank'] % count
         Device('gpu').xp.cuda.Device(index).use()
         set_default_device(f'gpu:{index}')
-
-
-def _print_rank_map(world):
-    """Rank 0 prints each rank's process id and host, once, on stderr.
-
-    A rank killed by a signal (kill -9, the out-of-memory killer) cannot say
-    so itself; mpirun then reports the dead process by its pid, and this
-    line tells which rank that was.
-    """
-    processes = world.gather((os.getpid(), socket.gethostname()), root=0)
-    if processes is not None:
-        listing = ', '.join(f'rank {rank} = pid {pid} on {host}'
-                            for rank, (pid, host) in enumerate(processes))
-        sys.stderr.write(f'minidl_dist: {len(processes)} ranks: {listing}\n')
-        sys.stderr.flush()
 
 
 def _get(key):

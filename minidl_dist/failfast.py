@@ -1,34 +1,32 @@
-"""Fail fast: a rank that fails or leaves early ends the whole job within seconds.
+"""Fail fast: a rank that fails ends the whole job within seconds, saying why.
 
-A plain mpi4py job whose rank raises, or calls ``sys.exit(1)``, while the
-others wait in a collective hangs until it is killed. ``install`` makes
-each of these abort every rank (``MPI_Abort``) with a message naming the
-rank and what it was doing:
+A plain mpi4py job whose rank raises while the others wait in a collective
+hangs until it is killed. This module holds what reports a failure and
+aborts every rank (``MPI_Abort``):
 
-- an uncaught exception (``sys.excepthook``);
-- a non-zero ``sys.exit`` status that ends the script: ``sys.exit`` is
-  wrapped to note the status; when that SystemExit ends the script, an
-  ``atexit`` handler (which runs before MPI's own finalisation would block)
-  aborts. A SystemExit that the script catches and handles is forgotten.
-  A bare ``raise SystemExit(n)``, which bypasses ``sys.exit``, and an
-  early exit with status 0 are left to the collective timeout of
-  :mod:`minidl_dist.watchdog` on the ranks that wait for this one;
-- ``os._exit`` and a killed rank need nothing: mpirun ends the job itself.
+- :func:`doing` names the operation a rank is in, for the messages;
+- :func:`fail` prints the rank, what it was doing and the traceback, then
+  aborts; :func:`abort` prints a message and aborts.
 
-``doing`` names the operation a rank is in, for these messages.
+The launcher (``python -m minidl_dist script.py``, :mod:`minidl_dist.launcher`)
+sees every way a script ends and calls these itself. A script run without
+it (``mpirun python train.py``) gets, from ``minidl_dist.init()``,
+:func:`install`: an uncaught exception fails through ``sys.excepthook``
+(chained to the hook in place, which prints the traceback); ``init`` also
+has the end of the script, by its last line or any ``SystemExit``, go
+through :func:`minidl_dist.ending.finish` from ``atexit`` (which runs before
+mpi4py shuts MPI down). Without the launcher nothing is watched before
+``init()``, and the messages cannot tell a ``SystemExit``'s status.
 """
 
-import atexit
 import contextlib
 import os
 import sys
 import time
-import traceback
-import weakref
 
 _activities = []
 _failure = {}  # the last exception raised inside ``doing``, and where
-_exit = {}  # the last non-zero sys.exit: status, activity, the SystemExit (weakly), ended
+_os_exit = os._exit  # the real one: the launcher replaces os._exit to see it called
 
 
 @contextlib.contextmanager
@@ -38,9 +36,8 @@ def doing(what):
     try:
         yield
     except BaseException as error:
-        # The innermost activity is recorded before the stack unwinds past it. Not for
-        # a SystemExit: sys.exit notes its own, and holding it would keep it alive.
-        if not isinstance(error, SystemExit) and _failure.get('error') is not error:
+        # The innermost activity is recorded before the stack unwinds past it.
+        if _failure.get('error') is not error:
             _failure.update(error=error, activity=current_activity())
         raise
     finally:
@@ -69,66 +66,37 @@ def abort(comm, message, status=1):
     time.sleep(0.5)
     comm.Abort(status)
     # Abort may return before the process is killed; make sure it ends.
-    os._exit(status)
+    _os_exit(status)
+
+
+def fail(comm, error, hook=None):
+    """Report the uncaught ``error`` of this rank, then abort the job; never returns.
+
+    Args:
+        comm: The job's communicator.
+        error: The exception, its ``__traceback__`` as it should be printed.
+        hook: Prints the traceback (``sys.excepthook``'s signature);
+            None takes ``sys.excepthook`` as it is now (the script's own, if
+            it set one).
+    """
+    rank, size = comm.Get_rank(), comm.Get_size()
+    sys.stderr.write(f'minidl_dist: rank {rank} of {size} failed while '
+                     f'{describe_failure(error)}:\n')
+    try:
+        (hook or sys.excepthook)(type(error), error, error.__traceback__)
+    except BaseException:  # a broken hook must not keep the job from ending
+        sys.__excepthook__(type(error), error, error.__traceback__)
+    abort(comm, f'minidl_dist: aborting all {size} ranks\n')
 
 
 def exit_status(code):
     """The process status Python gives ``sys.exit(code)``: None is 0, non-integers 1."""
     if code is None:
         return 0
-    return code if isinstance(code, int) and not isinstance(code, bool) else 1
+    return int(code) if isinstance(code, int) else 1
 
 
-def install(comm, rank, size):
-    """Abort the job (``comm``) on an uncaught exception or a non-zero exit of ``rank``."""
-    sys.excepthook = lambda kind, value, trace: _abort_on_exception(
-        comm, rank, size, kind, value, trace)
-    sys.exit = _noting_exit(sys.exit)
-    atexit.register(_abort_on_nonzero_exit, comm, rank, size)
-
-
-def _abort_on_exception(comm, rank, size, kind, value, trace):
-    message = ''.join(traceback.format_exception(kind, value, trace))
-    abort(comm, f'minidl_dist: rank {rank} of {size} failed while '
-                f'{describe_failure(value)}:\n{message}'
-                f'minidl_dist: aborting all {size} ranks\n')
-
-
-class NotedExit(SystemExit):
-    """The SystemExit of the wrapped ``sys.exit`` (a subclass, so that it can be weakly
-    referenced: a handled one is seen to die while the script runs)."""
-
-
-def _noting_exit(original_exit):
-    def noting_exit(status=None):
-        error = NotedExit(status)
-        if exit_status(status):
-            _exit.clear()
-            _exit.update(status=exit_status(status), activity=current_activity(),
-                         error=weakref.ref(error, _exit_error_died), ended=False)
-        try:
-            raise error
-        finally:
-            del error  # no cycle through this frame: the SystemExit dies when it is done
-
-    noting_exit.__doc__ = original_exit.__doc__
-    noting_exit.__wrapped__ = original_exit
-    return noting_exit
-
-
-def _exit_error_died(reference):
-    if _exit.get('error') is reference:
-        # Freed with no Python frame running: the interpreter took it as the end of the
-        # script. Freed inside Python code: a handler caught it and the script goes on.
-        _exit['ended'] = sys._getframe().f_back is None
-        if not _exit['ended']:
-            _exit.clear()
-
-
-def _abort_on_nonzero_exit(comm, rank, size):
-    # Still alive at exit (kept by a reference somewhere): count it as the cause.
-    if _exit and (_exit['ended'] or _exit['error']() is not None):
-        status = _exit['status']
-        abort(comm, f'minidl_dist: rank {rank} of {size} exited with status {status} '
-                    f'(sys.exit) while {_exit["activity"]}\n'
-                    f'minidl_dist: aborting all {size} ranks\n', max(1, min(status, 255)))
+def install(comm):
+    """Without the launcher: an uncaught exception fails the job (chained excepthook)."""
+    previous = sys.excepthook
+    sys.excepthook = lambda kind, value, trace: fail(comm, value, previous)

@@ -1,15 +1,21 @@
 """Collective timeout: a rank that waits too long for the others aborts the job.
 
 A rank that leaves the job's sequence of collectives (it caught an
-exception and went on, it exited with status 0 early, it is stuck) leaves
-the others waiting forever. Every collective minidl_dist makes is therefore
-entered with :func:`waiting`, which records what the rank waits for and
-since when; one daemon thread per rank (started by :func:`start`, from
-``minidl_dist.init``) wakes a few times per timeout and, when the current
-wait is older than the timeout, prints what this rank was doing and aborts
-the whole job. The cost of a watched call is two list operations and a
-clock read; mpi4py releases the GIL inside MPI calls, so the thread runs
-while the rank waits.
+exception and went on, it is stuck, it does long work alone) leaves the
+others waiting forever. Every collective minidl_dist makes is therefore
+entered with :func:`waiting`, which numbers it and records what the rank
+waits for and since when. One daemon thread per rank (started by
+:func:`start`, from the launcher or ``minidl_dist.init``) wakes five times a
+second: when the current wait is older than the timeout, it prints what
+this rank was doing and aborts the whole job; it also runs the check it was
+given (:mod:`minidl_dist.ending`: has a rank that this one waits for ended
+its script?). The cost of a watched call is a few list operations and a
+clock read; mpi4py releases the GIL inside the MPI calls minidl_dist makes,
+so the thread runs while the rank waits.
+
+The numbers matter to :mod:`minidl_dist.ending`: every rank enters the same
+collectives in the same order, so a rank waiting in its collective number
+``n`` waits in vain for a rank that ended after ``n - 1``.
 
 The timeout is ``init(timeout=...)``, else the environment variable
 ``MINIDL_DIST_TIMEOUT`` (seconds), else :data:`DEFAULT_TIMEOUT`.
@@ -24,7 +30,12 @@ from minidl_dist import failfast
 #: Seconds a rank may wait in one collective before it aborts the job.
 DEFAULT_TIMEOUT = 300.0
 
-_waits = []  # (what, monotonic start) of the collectives this rank is in, innermost last
+#: Seconds between the watchdog's looks: how soon an early end is noticed.
+INTERVAL = 0.2
+
+_waits = []  # (what, monotonic start, number) of the collectives this rank is in, innermost last
+_entered = [0]  # how many watched collectives this rank has entered
+_watch = {}  # the running watchdog: thread, stop event, timeout
 
 
 class waiting:  # noqa: N801 (used as a statement: ``with waiting('...')``)
@@ -36,10 +47,25 @@ class waiting:  # noqa: N801 (used as a statement: ``with waiting('...')``)
         self.what = what
 
     def __enter__(self):
-        _waits.append((self.what, time.monotonic()))
+        _entered[0] += 1
+        _waits.append((self.what, time.monotonic(), _entered[0]))
 
     def __exit__(self, *exception):
         _waits.pop()
+
+
+def entered():
+    """How many watched collectives this rank has entered so far."""
+    return _entered[0]
+
+
+def current_wait():
+    """``(what, seconds waited, number)`` of the innermost collective this rank is in, or None."""
+    try:
+        what, since, number = _waits[-1]
+    except IndexError:
+        return None
+    return what, time.monotonic() - since, number
 
 
 def resolve_timeout(timeout=None):
@@ -61,26 +87,54 @@ def resolve_timeout(timeout=None):
     return seconds
 
 
-def start(comm, rank, size, timeout):
-    """Start this rank's watchdog thread over the communicator ``comm``."""
-    thread = threading.Thread(target=_watch, args=(comm, rank, size, timeout),
-                              name='minidl_dist watchdog', daemon=True)
-    thread.start()
+def start(comm, rank, size, timeout, check=None):
+    """Start this rank's watchdog thread over the communicator ``comm`` (once).
+
+    Args:
+        comm: The communicator to abort.
+        rank: This rank, for the messages.
+        size: The number of ranks, for the messages.
+        timeout: Seconds a rank may wait in one collective.
+        check: None, or a function called at every look (from the thread).
+    """
+    if _watch:
+        return
+    _watch.update(stop=threading.Event(), timeout=timeout)
+    _watch['thread'] = threading.Thread(target=_run, args=(comm, rank, size, check),
+                                        name='minidl_dist watchdog', daemon=True)
+    _watch['thread'].start()
 
 
-def _watch(comm, rank, size, timeout):
-    interval = min(1.0, timeout / 4)
-    while True:
-        time.sleep(interval)
-        try:
-            what, since = _waits[-1]
-        except IndexError:  # not in a collective (or it ended meanwhile)
+def set_timeout(timeout):
+    """Change the timeout of the running watchdog (``init(timeout=...)`` after the launcher)."""
+    _watch['timeout'] = timeout
+
+
+def timeout():
+    """The timeout in force: the running watchdog's, else the environment's or the default."""
+    return _watch['timeout'] if _watch else resolve_timeout()
+
+
+def stop():
+    """Stop the watchdog thread and wait for it: after this, it makes no more MPI calls."""
+    if _watch and _watch['thread'] is not threading.current_thread():
+        _watch['stop'].set()
+        _watch['thread'].join()
+
+
+def _run(comm, rank, size, check):
+    while not _watch['stop'].wait(INTERVAL):
+        if check is not None:
+            check()
+        wait = current_wait()
+        if wait is None or wait[1] <= _watch['timeout']:
             continue
-        waited = time.monotonic() - since
-        if waited > timeout and _waits and _waits[-1][1] == since:
+        what, waited, _ = wait
+        current = current_wait()
+        if current is not None and current[2] == wait[2]:  # still the same wait
             failfast.abort(comm, f'minidl_dist: rank {rank} of {size} waited {waited:.1f} s '
-                                 f'(timeout {timeout:g} s, MINIDL_DIST_TIMEOUT) for the other '
-                                 f'ranks in {what!r} while {failfast.current_activity()}; '
+                                 f'(timeout {_watch["timeout"]:g} s, MINIDL_DIST_TIMEOUT) for the '
+                                 f'other ranks in {what!r} while {failfast.current_activity()}; '
                                  f'some rank did not join it (it failed, exited, or is doing '
                                  f'something else: see its own messages)\n'
                                  f'minidl_dist: aborting all {size} ranks\n')

@@ -11,8 +11,9 @@ over the ranks, so every rank applies the same update.
        dist.init()
        model.compile(optimizer=dist.DistributedOptimizer(Adam()), ...)
 
-   and it runs with ``mpirun -np N python script.py`` (or as a plain
-   ``python script.py``, a job of one rank).
+   and it runs with ``mpirun -np N python -m minidl_dist script.py`` (or as
+   a plain ``python script.py``, a job of one rank). The launcher ``python -m
+   minidl_dist`` ends the whole job when any rank fails or leaves early.
 2. ``batch_size`` is the global batch: with 2 ranks and ``batch_size=64``
    each rank computes 32 samples of every batch, so the training follows the
    same steps whatever N is. Each epoch's shuffle is drawn once and split, so
@@ -36,7 +37,7 @@ over the ranks, so every rank applies the same update.
    :func:`say`) and writes files: every rank calls ``model.save``, rank 0
    writes it, and the file loads back in one process.
 
-    mpirun -np 2 python tutorials/05_data_parallel.py [output directory] [--full]
+    mpirun -np 2 python -m minidl_dist tutorials/05_data_parallel.py [output directory] [--full]
 
 N may be 1 (or a plain ``python``), 2 or 4: the numbers of ranks that
 divide the 4 micro-shards. The file goes to the output directory (default

@@ -49,7 +49,7 @@ mask for the global batch, in data parallelism each rank draws its own
 rows' masks, so the two runs of point 4 would differ by their masks, not
 by rounding.
 
-    mpirun -np 2 python tutorials/06_hybrid_alexnet.py [output directory] [--full]
+    mpirun -np 2 python -m minidl_dist tutorials/06_hybrid_alexnet.py [output directory] [--full]
 
 N may be 1, 2, 4, ... (a divisor of the top's width). The files go to the
 output directory (default ``demo_output``; rank 0 writes them). Without

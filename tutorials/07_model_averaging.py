@@ -27,7 +27,7 @@ draws the held-out accuracy per epoch, and against the bytes sent so far
 (``model_averaging.png`` in the output directory, default ``demo_output``;
 rank 0 writes it):
 
-    mpirun -np 2 python tutorials/07_model_averaging.py [output directory] [--full]
+    mpirun -np 2 python -m minidl_dist tutorials/07_model_averaging.py [output directory] [--full]
 
 Without ``--full`` it runs 4 epochs; ``--full`` runs 20. The quick mode took
 12 s under ``mpirun -np 2`` on a 2-core AMD EPYC that other work shared
@@ -122,7 +122,7 @@ def draw(path, curves, ranks):
     """Held-out accuracy per epoch, and against the KiB a rank has sent by then."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
     figure = Figure(figsize=(10, 4), layout='constrained')
     FigureCanvasAgg(figure)
     per_epoch, per_byte = figure.subplots(1, 2, sharey=True)
@@ -133,7 +133,8 @@ def draw(path, curves, ranks):
             per_byte.plot(sent * epochs, curve, marker='o', label=name)
     per_epoch.legend(loc='lower right')
     per_epoch.set(title='held-out accuracy per epoch', xlabel='epoch',
-                  ylabel='held-out accuracy', xticks=epochs if len(epochs) <= 10 else None)
+                  ylabel='held-out accuracy')
+    per_epoch.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole epochs
     if ranks == 1:  # nothing to draw against: one rank sends nothing
         per_byte.text(0.5, 0.5, 'one rank sends nothing:\nrun the lesson under mpirun -np 2',
                       ha='center', va='center', transform=per_byte.transAxes)

@@ -33,13 +33,15 @@ class Run:
         return self
 
 
-def launch(script, *args, ranks=None, timeout=90, env=None):
+def launch(script, *args, ranks=None, timeout=90, env=None, launcher=False):
     """Run ``scripts/<script>`` with ``args``: under ``mpirun -np ranks``, or plainly if None.
 
-    ``env`` adds environment variables to the run's.
+    ``env`` adds environment variables to the run's; ``launcher`` runs the
+    script through ``python -m minidl_dist``.
     """
     pytest.importorskip('mpi4py')
-    command = [sys.executable, str(SCRIPTS / script), *map(str, args)]
+    command = [sys.executable, *(['-m', 'minidl_dist'] if launcher else []),
+               str(SCRIPTS / script), *map(str, args)]
     if ranks is not None:
         if not MPIRUN.exists():
             pytest.skip('mpirun (the mpich wheel) is not installed in this environment')

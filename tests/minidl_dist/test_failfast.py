@@ -1,12 +1,17 @@
-"""Fail fast: errors on one rank end the whole job in seconds, naming the rank and why."""
+"""Fail fast: errors on one rank end the whole job in seconds, naming the rank and why.
+
+These run the worker as ``mpirun python failing_worker.py`` (what
+``dist.init()`` installs) unless they say otherwise; ``test_ending.py``
+covers every way of ending under the launcher.
+"""
 
 import re
 
 from tests.minidl_dist.launch import launch
 
 
-def failed(case):
-    run = launch('failing_worker.py', case, ranks=2, timeout=60)
+def failed(case, launcher=False):
+    run = launch('failing_worker.py', case, ranks=2, timeout=60, launcher=launcher)
     assert run.returncode != 0
     assert run.seconds < 30
     return run.stderr
@@ -34,10 +39,20 @@ def test_a_global_batch_that_the_ranks_cannot_split_is_refused():
 
 
 
-def test_sys_exit_on_rank_1_aborts_the_job_naming_the_rank_status_and_step():
+def test_sys_exit_under_the_launcher_aborts_the_job_naming_the_rank_status_and_step():
+    stderr = failed('exit', launcher=True)
+    assert 'minidl_dist: rank 1 of 2 exited with status 3 (SystemExit(3)) while training ' \
+           'step 2, forward and backward of samples 8:16 of the global batch' in stderr
+
+
+def test_sys_exit_without_the_launcher_ends_the_job_as_an_early_end():
+    # Without the launcher the status is not seen, but the rank's end is: at exit it tells
+    # the others, and rank 0, waiting in the gradient sum, aborts.
     stderr = failed('exit')
-    assert 'minidl_dist: rank 1 of 2 exited with status 3 (sys.exit) while training step 2, ' \
-           'forward and backward of samples 8:16 of the global batch' in stderr
+    assert re.search(r'minidl_dist: rank 1 of 2 ended its script \(by its end or by a '
+                     r'SystemExit: python -m minidl_dist tells which\) after \d+ collectives; '
+                     r'rank 0 \(training step 2, summing gradients over ranks\) still waits '
+                     r"for it in 'a sum over ranks of \d+ values'", stderr), stderr
 
 
 def test_a_handled_sys_exit_is_forgotten_and_the_job_succeeds():

@@ -1,5 +1,5 @@
 """The README's distributed example (train.py) runs as typed, plainly and under
-``mpirun -np 2``, and prints its result once."""
+``mpirun -np 2 python -m minidl_dist``, and prints its result once."""
 
 import pathlib
 import re
@@ -24,6 +24,8 @@ def printed_accuracies(run):
 
 def test_train_py_prints_its_result_once_under_mpirun_and_plainly(tmp_path):
     script = train_script(tmp_path)
+    assert 'mpirun -np 2 python -m minidl_dist train.py' in README.read_text()
     for ranks in (2, None):
-        accuracies = printed_accuracies(launch(script, ranks=ranks, timeout=180))
+        accuracies = printed_accuracies(launch(script, ranks=ranks, timeout=180,
+                                               launcher=ranks is not None))
         assert len(accuracies) == 1 and accuracies[0] > 0.8, (ranks, accuracies)

@@ -1,5 +1,6 @@
-"""The distributed lessons run as written (``mpirun -np 2 python tutorials/0N_....py
-<output directory>``, their quick mode), and as one process; only rank 0 prints and writes."""
+"""The distributed lessons run as written (``mpirun -np 2 python -m minidl_dist
+tutorials/0N_....py <output directory>``, their quick mode), and as one process; only rank 0
+prints and writes."""
 
 import hashlib
 import pathlib
@@ -30,7 +31,7 @@ def runs(tmp_path_factory):
     outputs = {}
     for ranks in (1, 2):
         directory = tmp_path_factory.mktemp(f'ranks{ranks}')
-        run = launch(LESSON_5, directory, ranks=ranks, timeout=120).check()
+        run = launch(LESSON_5, directory, ranks=ranks, timeout=120, launcher=True).check()
         outputs[ranks] = run.stdout, directory
     return outputs
 
@@ -117,7 +118,8 @@ def hybrid_run(tmp_path_factory):
     pytest.importorskip('sklearn')  # the digits set
     pytest.importorskip('h5py')  # save
     directory = tmp_path_factory.mktemp('hybrid')
-    return launch(LESSON_6, directory, ranks=2, timeout=300).check().stdout, directory
+    return launch(LESSON_6, directory, ranks=2, timeout=300,
+                  launcher=True).check().stdout, directory
 
 
 def test_hybrid_holds_half_of_the_dense_layers_weights_and_adam_state(hybrid_run):
@@ -193,7 +195,7 @@ LESSON_7 = LESSON_5.parent / '07_model_averaging.py'
 def test_model_averaging_sends_less_at_the_same_accuracy(tmp_path):
     pytest.importorskip('sklearn')  # the digits set
     pytest.importorskip('matplotlib')  # the figure
-    stdout = launch(LESSON_7, tmp_path, ranks=2, timeout=120).check().stdout
+    stdout = launch(LESSON_7, tmp_path, ranks=2, timeout=120, launcher=True).check().stdout
     lines = re.findall(r'\n *(synchronous|averaging, period \d+): +([\d.]+) KiB sent per rank '
                        r'per epoch, held-out loss [\d.]+, accuracy ([\d.]+); all 2 ranks hold '
                        r'the same weights: (\w+)', stdout)
