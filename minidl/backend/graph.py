@@ -24,6 +24,8 @@ from minidl.layers.graph_recording import GraphNotRecorded, is_recording_graph, 
 from minidl.layers.runs import not_recording_losses, runs
 from minidl.layers.operation import has_symbolic, is_probing, record, recordable
 from minidl.layers.symbolic import SymbolicTensor, get_source_inputs
+from minidl.layers.updates import apply_updates, as_update, operands
+from minidl.optimizers.keras_updates import StepLoss
 from minidl.tensor import Tensor, no_grad
 
 
@@ -40,13 +42,7 @@ class Function:
         self.inputs = list(inputs)
         self._single = not isinstance(outputs, (list, tuple))
         self.outputs = [outputs] if self._single else list(outputs)
-        self.updates = []
-        for update in updates or []:
-            if not (isinstance(update, (list, tuple)) and len(update) == 2
-                    and isinstance(update[0], Tensor)):
-                raise TypeError(f'function: each update must be a pair (variable, new value), '
-                                f'got {update!r}')
-            self.updates.append(tuple(update))
+        self.updates = [as_update(update) for update in updates or []]
         self.name = name
 
     def __call__(self, inputs):
@@ -61,7 +57,7 @@ class Function:
                 training = int(value)
             else:
                 feeds[id(tensor)] = _fed_value(tensor, value)
-        targets = self.outputs + [new_value for _, new_value in self.updates]
+        targets = self.outputs + operands(self.updates)
         try:
             with no_grad():
                 values = evaluate(targets, feeds, training=bool(training))
@@ -71,9 +67,8 @@ class Function:
                      if value.dtype.kind == 'f' else value for key, value in feeds.items()}
             with recording_graph():
                 values = evaluate(targets, feeds, training=bool(training))
-        for (variable, _), value in zip(self.updates, values[len(self.outputs):]):
-            variable.data[...] = variable.xp.asarray(to_numpy(getattr(value, 'data', value)),
-                                                     dtype=variable.dtype)
+        # Every new value is computed before any variable changes (see minidl.layers.updates).
+        apply_updates(self.updates, values[len(self.outputs):])
         results = [np.array(to_numpy(getattr(value, 'data', value)))
                    for value in values[:len(self.outputs)]]
         return results[0] if self._single else results
@@ -87,8 +82,9 @@ def function(inputs, outputs, updates=None, name=None, **kwargs):
             or tensors inside a graph), and optionally ``K.learning_phase()``
             to feed the learning phase (0 or 1; 0 by default).
         outputs: A symbolic tensor or Tensor, or a list of them.
-        updates: Pairs ``(variable, new_value)``: after each call the
-            variable is set to the value computed for ``new_value``.
+        updates: Update operations (``K.update(x, new_x)``, ``K.update_add``,
+            ...) or pairs ``(variable, new_value)``: after each call each
+            runs, with its operand computed from the values fed.
         name: Ignored; Keras's name for the function.
         **kwargs: TensorFlow session arguments, not supported.
 
@@ -106,7 +102,9 @@ def gradients(loss, variables):
     """The gradients of ``sum(loss)`` with respect to each variable.
 
     Args:
-        loss: A Tensor, or a symbolic tensor of a graph.
+        loss: A Tensor, a symbolic tensor of a graph, or the loss a training
+            step passes to an optimizer's ``get_updates`` (whose gradients
+            are the step's, computed already).
         variables: A tensor or a list. For a Tensor ``loss``, Tensors it
             is computed from: leaves of its graph (variables, weights) or
             results inside it (a layer's output within a Lambda); the
@@ -127,6 +125,8 @@ def gradients(loss, variables):
             catches it and runs again with recording on.
     """
     variables = list(variables) if isinstance(variables, (list, tuple)) else [variables]
+    if isinstance(loss, StepLoss):  # in an optimizer's get_updates: the step's gradients
+        return loss.gradients(variables)
     if isinstance(loss, SymbolicTensor):
         for variable in variables:
             if not isinstance(variable, (SymbolicTensor, Tensor)):

@@ -1,8 +1,15 @@
-"""Variables, constants and placeholders; shapes, dtypes and values; in-place updates.
+"""Variables, constants and placeholders; shapes, dtypes and values; update operations.
 
 A Keras variable is a Tensor that owns its data (a copy of the value given)
 and, when floating, requires gradients. A placeholder is a symbolic input,
 as made by ``Input``: it is fed by :func:`minidl.backend.function`.
+
+``update``, ``update_add``, ``update_sub`` and ``moving_average_update``
+return Keras 2's update operations (:class:`minidl.layers.updates.Update`),
+which change the variable only when they run: in a training step (returned
+by an optimizer's ``get_updates``, or added to a layer with ``add_update``),
+in ``K.function(..., updates=[...])``, or when ``K.eval`` runs one, as
+TensorFlow 1's session did.
 """
 
 import numpy as np
@@ -14,8 +21,10 @@ from minidl.compute import to_numpy, unique_name
 from minidl.layers.input_layer import Input, InputLayer
 from minidl.layers.operation import recordable
 from minidl.layers.symbolic import SymbolicTensor
+from minidl.layers.updates import Update, run_updates
+from minidl.optimizers.keras_updates import made_once
 from minidl.optimizers.optimizer import BoundNumber
-from minidl.tensor import Tensor
+from minidl.tensor import Tensor, no_grad
 
 
 def variable(value, dtype=None, name=None, constraint=None):
@@ -26,14 +35,22 @@ def variable(value, dtype=None, name=None, constraint=None):
         dtype: Its dtype (``floatx()`` by default, whatever the value's type).
         name: Its name ('variable', 'variable_1', ... by default).
         constraint: A projection applied after optimizer updates.
+
+    Inside an optimizer's ``get_updates``, which minidl calls at every
+    training step, the variables made on the first step are returned again
+    (see :mod:`minidl.optimizers.keras_updates`).
     """
     array = np.array(_host_value(value), dtype=dtype or floatx())
-    tensor = Tensor(array, dtype=array.dtype)
-    if array.dtype.kind == 'f':
-        tensor.requires_grad_()
-    tensor.name = name or unique_name('variable')
-    tensor.constraint = constraint
-    return tensor
+
+    def make():
+        tensor = Tensor(array, dtype=array.dtype)
+        if array.dtype.kind == 'f':
+            tensor.requires_grad_()
+        tensor.name = name or unique_name('variable')
+        tensor.constraint = constraint
+        return tensor
+
+    return made_once(make, array.shape, array.dtype)
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -132,6 +149,9 @@ shape = recordable(shape)
 def eval(x):
     """The value of a Tensor (or array) as a new numpy array.
 
+    Given an update operation (``K.update(...)``), it runs it and returns the
+    variable's new value, as evaluating an assign operation did in Keras 2.
+
     Raises:
         TypeError: For a symbolic tensor, whose value depends on the data fed
             to its inputs (use :func:`minidl.backend.function`).
@@ -139,6 +159,9 @@ def eval(x):
     if isinstance(x, SymbolicTensor):
         raise TypeError(f'{x!r} has no value of its own; compute it with K.function(inputs, '
                         f'[x]) or with a model')
+    if isinstance(x, Update):
+        run_updates([x])
+        x = x.variable
     return np.array(_host_value(x))
 
 
@@ -223,24 +246,37 @@ def cast(x, dtype):
 
 
 def update(x, new_x):
-    """Set the data of the Tensor ``x`` to ``new_x`` in place; returns ``x``."""
-    set_value(x, new_x)
-    return x
+    """The operation ``x = new_x`` (Keras 2's ``tf.assign``); it runs later (see the module).
+
+    Args:
+        x: A variable (a Tensor).
+        new_x: Its new value: a Tensor, array or number of ``x``'s shape, or
+            a symbolic tensor (for ``K.function``).
+    """
+    return Update(x, 'assign', new_x)
 
 
 def update_add(x, increment):
-    """Add ``increment`` to the data of the Tensor ``x`` in place; returns ``x``."""
-    return update(x, get_value(x) + _host_value(increment))
+    """The operation ``x += increment`` (Keras 2's ``tf.assign_add``); it runs later."""
+    return Update(x, 'add', increment)
 
 
 def update_sub(x, decrement):
-    """Subtract ``decrement`` from the data of the Tensor ``x`` in place; returns ``x``."""
-    return update(x, get_value(x) - _host_value(decrement))
+    """The operation ``x -= decrement`` (Keras 2's ``tf.assign_sub``); it runs later."""
+    return Update(x, 'sub', decrement)
 
 
 def moving_average_update(x, value, momentum):
-    """``x = momentum * x + (1 - momentum) * value``, in place; returns ``x``."""
-    return update(x, momentum * get_value(x) + (1 - momentum) * _host_value(value))
+    """The operation ``x -= (x - value) * (1 - momentum)``: ``x`` moves toward ``value``.
+
+    This is Keras 2.3.1's formula, a plain exponential moving average (Keras
+    2.2.4's TensorFlow backend debiased it as if ``x`` had started at zero,
+    which its Theano and CNTK backends did not; 2.3.1 dropped that). The
+    difference is taken from ``x``'s value now (when ``value`` is a Tensor)
+    or when a function runs it (a symbolic ``value``).
+    """
+    with no_grad():  # an update is no part of what is differentiated
+        return Update(x, 'sub', (x - value) * (1.0 - momentum))
 
 
 def _host_value(value):

@@ -14,11 +14,14 @@ import numpy as np
 
 from minidl.callbacks.base import Callback, print_on_chief
 from minidl.callbacks.monitor import check_mode, check_non_negative, monitored_value
+from minidl.tensor import Tensor
 
 
 def float_learning_rate(callback, model):
     """The optimizer's learning rate as a float; a TypeError if it is a schedule."""
     rate = model.optimizer.learning_rate
+    if isinstance(rate, Tensor) and rate.size == 1:  # a Keras 2 optimizer's K.variable
+        return float(rate.item())
     if isinstance(rate, bool) or not isinstance(rate, numbers.Real):
         raise TypeError(f'{callback} sets the learning rate, which needs an optimizer with a '
                         f'float learning_rate, got {rate!r}; drop the schedule or the callback')

@@ -26,14 +26,16 @@ from minidl import config, constraints, initializers, regularizers
 from minidl.compute import Generator, snake_case, to_numpy, unique_name
 from minidl.layers import weight_budget
 from minidl.layers.input_spec import check_input_specs
+from minidl.layers.layer_updates import UpdateMethods
 from minidl.layers.nest import flatten, map_structure
-from minidl.layers.runs import add_run_loss, layer_call, not_recording_losses, run_losses
+from minidl.layers.runs import (
+    add_run_loss, inputs_key, layer_call, not_recording_losses, run_losses)
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic, next_node_id
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
 
 
-class Layer:
+class Layer(UpdateMethods):
     """Base class of all layers.
 
     Args:
@@ -342,8 +344,9 @@ class Layer:
 
         Args:
             losses: A scalar Tensor or number, or a list of them (None adds nothing).
-            inputs: Accepted for Keras 2 compatibility; every term belongs to
-                the current run whatever its inputs.
+            inputs: The inputs the terms are conditional on, which only
+                :meth:`get_losses_for` reads; every term belongs to the
+                current run whatever its inputs.
 
         Raises:
             ValueError: For a term with more than one element.
@@ -358,7 +361,7 @@ class Layer:
             if loss.size != 1:
                 raise ValueError(f'layer {self.name!r}: add_loss takes scalar losses, got one of '
                                  f'shape {loss.shape}; reduce it first (e.g. with its mean)')
-            add_run_loss(self, loss.sum() if loss.ndim else loss)
+            add_run_loss(self, loss.sum() if loss.ndim else loss, inputs_key(inputs))
 
     def _add_symbolic_loss(self, loss):
         raise TypeError(f'layer {self.name!r}: add_loss got the symbolic tensor {loss!r}; in '

@@ -1,7 +1,8 @@
 """The training, evaluation and prediction loops behind ``Model.fit`` and friends.
 
 One global batch of ``fit`` goes: the strategy runs :func:`gradient_step` on
-this process's part (clear gradients, forward, loss, backward, metric sums),
+this process's part (clear gradients, forward, loss, backward, the updates
+layers added with ``add_update``, metric sums),
 reduces the gradients over processes, the optimizer updates the weights and
 applies their constraints, and the strategy sums the loss and metric totals
 so the logs are exact. :mod:`minidl.models.strategy` explains the contract.
@@ -11,7 +12,9 @@ import numpy as np
 
 from minidl.compute import to_numpy
 from minidl.compute.device import get_default_device
+from minidl.layers.layer_updates import step_updates
 from minidl.layers.nest import flatten
+from minidl.layers.updates import run_updates
 from minidl.models import collected_weights
 from minidl.models.strategy import count_of
 from minidl.models.weighting import as_weight_list, check_weights
@@ -35,6 +38,11 @@ def gradient_step(model, batch, local):
     objective = objectives.loss(y, outputs, weight, len(batch), model.losses)
     if objective.requires_grad:
         objective.backward()
+    # The updates layers added in this forward pass (Keras 2's model.updates, from
+    # add_update): a training step applies them; evaluate and predict do not.
+    updates = step_updates(model)
+    if updates:
+        run_updates(updates)
     objectives.update_metrics(y, outputs, weight)
 
 

@@ -20,7 +20,7 @@ import numbers
 import numpy as np
 
 from minidl.compute import get_array_module, is_array, to_numpy
-from minidl.optimizers import schedules
+from minidl.optimizers import keras_updates, schedules
 from minidl.optimizers.clipping import clip_gradients
 from minidl.tensor import Tensor
 
@@ -80,6 +80,13 @@ class Optimizer:
     ``update`` may compute its temporaries into :meth:`scratch` arrays
     rather than new ones (``xp.multiply(grad, lr, out=self.scratch(grad))``).
 
+    Or, as in Keras 2, override ``get_updates(loss, params)``: it gets the
+    gradients with ``self.get_gradients(loss, params)`` (or ``K.gradients``),
+    makes its state with ``K.zeros``/``K.variable`` and returns the list of
+    ``K.update``/``K.update_add`` operations; ``self.weights`` lists its
+    state for saving. The training step calls it at every step and applies
+    the updates (:mod:`minidl.optimizers.keras_updates` says how).
+
     Optionally: ``elementwise = True`` when ``update`` treats every element
     on its own, which lets large parameters on the CPU be updated piece by
     piece (faster: the pieces stay in the cache); ``state_names``, the names
@@ -132,6 +139,10 @@ class Optimizer:
         # id(param) -> (param, {slot name: array}); the param is kept so its id stays its own.
         self._param_slots = {}
         self._scratch_arrays = {}  # see scratch()
+        # Keras 2's attributes, which a get_updates optimizer sets: its update operations
+        # and its state variables (see the weights property).
+        self.updates, self._keras_weights = [], None
+        self._traces = {}  # a get_updates optimizer's variables per list of params
 
     # ----- learning rate -------------------------------------------------------
 
@@ -140,15 +151,30 @@ class Optimizer:
         """The float rate or the LearningRateSchedule; settable (e.g. by callbacks).
 
         A float rate is read as a :class:`BoundNumber`, so that Keras 2's
-        ``K.set_value(model.optimizer.lr, 0.01)`` can set it.
+        ``K.set_value(model.optimizer.lr, 0.01)`` can set it. A Keras 2
+        optimizer may also set it to a variable (``self.lr = K.variable(0.01)``),
+        which is then read and set as it is.
         """
         rate = self._learning_rate
-        return rate if isinstance(rate, schedules.LearningRateSchedule) else \
+        return rate if isinstance(rate, (schedules.LearningRateSchedule, Tensor)) else \
             BoundNumber(rate, self, 'learning_rate')
 
     @learning_rate.setter
     def learning_rate(self, value):
-        if not isinstance(value, schedules.LearningRateSchedule):
+        held = self.__dict__.get('_learning_rate')
+        if isinstance(held, Tensor) and not isinstance(
+                value, (Tensor, schedules.LearningRateSchedule)):
+            # A number set (by a callback) into a Keras 2 optimizer's rate variable goes
+            # into the variable, which its get_updates reads.
+            number = check_number(type(self).__name__, 'learning_rate', value)
+            held.data[...] = held.xp.asarray(number, dtype=held.dtype)
+            return
+        if isinstance(value, Tensor):
+            if value.size != 1 or value.dtype.kind != 'f':
+                raise TypeError(f'{type(self).__name__}: a learning rate variable holds one '
+                                f'floating number, got one of shape {value.shape} and dtype '
+                                f'{value.dtype}')
+        elif not isinstance(value, schedules.LearningRateSchedule):
             value = check_number(type(self).__name__, 'learning_rate', value)
         self._learning_rate = value
 
@@ -157,6 +183,8 @@ class Optimizer:
     def current_learning_rate(self):
         """The float rate of the next update: the schedule at ``iterations``, then ``decay``."""
         rate = self._learning_rate
+        if isinstance(rate, Tensor):
+            rate = _plain(rate)
         if isinstance(rate, schedules.LearningRateSchedule):
             rate = float(rate(self.iterations))
         if self.decay > 0:
@@ -184,6 +212,9 @@ class Optimizer:
             if not isinstance(param, Tensor) or param.dtype.kind != 'f':
                 raise TypeError(f'{self.name}: parameter {index} must be a floating Tensor, '
                                 f'got {param!r}')
+        if self.uses_get_updates:
+            keras_updates.build(self, params)
+            return
         for param in params:
             if id(param) not in self._param_slots:
                 xp = get_array_module(param.data)
@@ -194,6 +225,8 @@ class Optimizer:
 
     def has_slots_for(self, params):
         """Whether every Tensor of ``params`` has slots (has been built or updated)."""
+        if self.uses_get_updates:
+            return keras_updates.is_built_for(self, list(params))
         return all(id(param) in self._param_slots for param in params)
 
     @property
@@ -217,12 +250,17 @@ class Optimizer:
 
     def weight_names(self):
         """Names of the arrays of :meth:`get_weights`, in Keras 2's style ('Adam/dense/kernel/m:0')."""
+        if self.uses_get_updates:
+            return keras_updates.variable_names(self.name, self.weights)
         names = [f'{self.name}/iter:0'] + [f'{self.name}/{state}:0' for state in self.state_names]
         return names + [f'{self.name}/{param}/{slot}:0'
                         for slot in self.slot_names for param in self._names()]
 
     def get_weights(self):
-        """Copies of the state: iterations (int64), the shared state, then the slots slot by slot."""
+        """Copies of the state: iterations (int64), the shared state, then the slots slot by slot
+        (for a ``get_updates`` optimizer: the values of its ``weights``, as in Keras 2)."""
+        if self.uses_get_updates:
+            return [np.array(to_numpy(weight.data)) for weight in self.weights]
         arrays = [np.array(self.iterations, dtype=np.int64)]
         arrays += [np.array(getattr(self, state), dtype=np.float64) for state in self.state_names]
         return arrays + [np.array(to_numpy(a)) for a in self._slot_arrays()]
@@ -237,6 +275,9 @@ class Optimizer:
             ValueError: If the number of arrays or a shape does not match.
         """
         weights = [to_numpy(w) if is_array(w) else np.asarray(w) for w in weights]
+        if self.uses_get_updates:
+            keras_updates.set_variables(self.name, self.weights, weights)
+            return
         names = self.weight_names()
         if len(weights) != len(names):
             hint = '' if self.built else '; call build(params) before set_weights'
@@ -253,6 +294,39 @@ class Optimizer:
             setattr(self, state, float(array))
         for slot, array in zip(slots, weights[1 + len(self.state_names):]):
             slot[...] = get_array_module(slot).asarray(array, dtype=slot.dtype)
+
+    def weight_shapes(self):
+        """The shapes of the arrays of :meth:`get_weights`, in order (the optimizer built)."""
+        if self.uses_get_updates:
+            return [tuple(weight.shape) for weight in self.weights]
+        return [()] * (1 + len(self.state_names)) + [tuple(a.shape) for a in self._slot_arrays()]
+
+    @property
+    def weights(self):
+        """Keras 2's list of the optimizer's state variables.
+
+        A ``get_updates`` optimizer sets it (``self.weights = [self.iterations]
+        + moments``). A built-in one lists a copy of ``iterations``, then its
+        shared state and slot arrays as Tensors viewing them (in
+        :meth:`get_weights` order), so ``K.batch_get_value(opt.weights)``
+        reads them and ``K.set_value`` on a slot writes into it.
+        """
+        if self._keras_weights is not None:
+            return self._keras_weights
+        state = [Tensor._wrap(np.array(self.iterations, dtype=np.int64))] + [
+            Tensor._wrap(np.array(getattr(self, name), dtype=np.float64))
+            for name in self.state_names]
+        return state + [Tensor._wrap(array) for array in self._slot_arrays()]
+
+    @weights.setter
+    def weights(self, variables):
+        self._keras_weights = list(variables)
+
+    @property
+    def uses_get_updates(self):
+        """Whether this optimizer updates through Keras 2's ``get_updates`` (a subclass
+        overrides it) instead of ``update``."""
+        return type(self).get_updates is not Optimizer.get_updates
 
     def to(self, device):
         """Move the slots to ``device`` ('cpu' or 'gpu'); returns self."""
@@ -300,6 +374,9 @@ class Optimizer:
         if params and not active:
             raise ValueError(f'{self.name}: no gradient for any of the parameters '
                              f'[{", ".join(_names(params))}]; is the loss connected to them?')
+        if self.uses_get_updates:  # Keras 2's way; built-in optimizers never go there
+            keras_updates.apply_step(self, params, active, grads)
+            return
         self.build(params)
         grads = clip_gradients(grads, self.clipvalue, self.clipnorm, self.global_clipnorm)
         step, rate = self.iterations + 1, self.current_learning_rate()
@@ -308,6 +385,48 @@ class Optimizer:
             slots = dict(self._slots_of(params[index]))
             self._update_in_pieces(params[index].data, grad, slots, step, rate)
         self.iterations += 1
+
+    def get_updates(self, loss, params):
+        """Keras 2's way to write an optimizer: return the update operations of one step.
+
+        Override it (see the class docstring); minidl's built-in optimizers
+        update through :meth:`update` instead, and do not implement it.
+
+        Args:
+            loss: What the training step passes: give it to
+                :meth:`get_gradients` or ``K.gradients``.
+            params: The parameters (Tensors) to update.
+        """
+        raise NotImplementedError(
+            f'{type(self).__name__} updates the weights itself during fit (apply_gradients) '
+            f'and has no get_updates; Keras 2 optimizers written with get_updates are '
+            f'subclasses of minidl.optimizers.Optimizer that override it')
+
+    def get_gradients(self, loss, params):
+        """The gradients of ``loss`` for ``params``, clipped as this optimizer clips.
+
+        Args:
+            loss: The loss that the training step passed to :meth:`get_updates`.
+            params: Its parameters (Tensors).
+
+        Returns:
+            One Tensor per parameter: the step's gradient (zeros where the
+            loss does not reach the parameter), clipped by ``clipvalue``,
+            ``clipnorm`` (each array on its own, as minidl's built-in
+            optimizers do; Keras 2.2.4 scaled them all by their global norm,
+            which is ``global_clipnorm`` here) and ``global_clipnorm``.
+
+        Raises:
+            TypeError: For another loss: the gradients minidl computes are
+                those of a training step.
+        """
+        if not isinstance(loss, keras_updates.StepLoss):
+            raise TypeError(f'{self.name}.get_gradients: minidl calls get_updates with the '
+                            f'loss of a training step (compile, then fit or train_on_batch); '
+                            f'it cannot differentiate {loss!r}')
+        grads = [grad.data for grad in loss.gradients(params)]
+        grads = clip_gradients(grads, self.clipvalue, self.clipnorm, self.global_clipnorm)
+        return [Tensor._wrap(grad) for grad in grads]
 
     def begin_step(self, step, lr):
         """Called once per update, before the ``update`` calls (advance shared state here)."""
@@ -354,8 +473,8 @@ class Optimizer:
         rate = self._learning_rate
         config = {'name': self.name,
                   'learning_rate': schedules.serialize(rate)
-                  if isinstance(rate, schedules.LearningRateSchedule) else rate,
-                  'decay': self.decay}
+                  if isinstance(rate, schedules.LearningRateSchedule) else _plain(rate),
+                  'decay': _plain(self.decay)}  # a Keras 2 optimizer's may be a variable
         for argument in ('clipnorm', 'clipvalue', 'global_clipnorm'):
             if getattr(self, argument) is not None:
                 config[argument] = getattr(self, argument)
@@ -365,7 +484,11 @@ class Optimizer:
     def from_config(cls, config, custom_objects=None):
         """A new optimizer from :meth:`get_config`'s dict (schedules from their dicts)."""
         config = dict(config)
-        if 'lr' in config:
+        if 'lr' in config and cls.get_updates is not Optimizer.get_updates:
+            # A Keras 2 optimizer takes lr in its own signature; the base config's
+            # learning_rate is the same number.
+            config.pop('learning_rate', None)
+        elif 'lr' in config:
             config['learning_rate'] = config.pop('lr')
         if isinstance(config.get('learning_rate'), dict):
             config['learning_rate'] = schedules.deserialize(config['learning_rate'], custom_objects)
@@ -381,6 +504,11 @@ def check_number(owner, argument, value, low=0.0, high=math.inf):
         raise ValueError(f'{owner}: {argument} must be in [{low}, {high}], got {value}')
     return value
 
+
+
+def _plain(value):
+    """A number kept in a variable (a one-element Tensor) as a float; others as they are."""
+    return float(to_numpy(value.data).reshape(())) if isinstance(value, Tensor) else value
 
 
 def _name(param, index):

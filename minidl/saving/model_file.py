@@ -181,9 +181,7 @@ def _optimizer_datasets(model, group):
     items = weights_module.saved_datasets(group)
     optimizer, params = model.optimizer, model.trainable_weights
     optimizer.build(params)
-    names = optimizer.weight_names()
-    shapes = [()] * (1 + len(optimizer.state_names)) + [
-        optimizer.get_slot(param, slot).shape for slot in optimizer.slot_names for param in params]
+    names, shapes = optimizer.weight_names(), optimizer.weight_shapes()
     problems = [f'it has {len(names)} arrays ({", ".join(names)}), the file has {len(items)}'] \
         if len(items) != len(names) else []
     problems += [problem for item, shape, name in zip(items, shapes, names)

@@ -99,15 +99,22 @@ def test_cast_between_types():
     np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0])
 
 
-def test_updates_change_the_variable_in_place():
+def test_updates_are_operations_that_change_the_variable_in_place_when_run():
+    # Keras 2.2.4 (TensorFlow 1): K.update returns an assign operation; nothing
+    # changes until it runs, and evaluating it runs it and gives the new value.
     v = K.variable([1.0, 2.0])
     data = v.data
-    assert K.update_add(v, [1.0, 1.0]) is v
-    K.update_sub(v, np.array([0.5, 0.5]))
+    add = K.update_add(v, [1.0, 1.0])
+    np.testing.assert_array_equal(K.get_value(v), [1.0, 2.0])
+    np.testing.assert_array_equal(K.eval(add), [2.0, 3.0])
+    K.eval(K.update_sub(v, np.array([0.5, 0.5])))
     np.testing.assert_array_equal(K.get_value(v), [1.5, 2.5])
-    K.update(v, [4.0, 0.0])
-    K.moving_average_update(v, Tensor([0.0, 10.0]), 0.75)
+    K.eval(K.update(v, [4.0, 0.0]))
+    # Keras 2.3.1's formula: x - (x - value) * (1 - momentum).
+    K.eval(K.moving_average_update(v, Tensor([0.0, 10.0]), 0.75))
     np.testing.assert_allclose(K.get_value(v), [3.0, 2.5])
     assert v.data is data
-    with pytest.raises(TypeError, match='no value of its own'):
-        K.update_add(v, Input((2,)))
+    with pytest.raises(ValueError, match='symbolic operand'):
+        K.eval(K.update_add(v, Input((2,))))
+
+
