@@ -3,16 +3,15 @@
 Both decoders take an array ``(N, T, C)`` of per-frame outputs over an
 :class:`~zoo.speech.alphabet.Alphabet`'s ``C`` classes (index 0 the CTC
 blank) and optional per-sample lengths ``(N,)``; frames at or after a
-sample's length are padding and are never read.
+sample's length are padding and are never read. The searches themselves are
+minidl's (``minidl.functions.ctc_decoding``, which ``K.ctc_decode`` uses
+too); this module adds texts, checks and the language model's terms.
 """
-
-import math
 
 import numpy as np
 
+from minidl.functions.ctc_decoding import best_path, prefix_beam_search
 from zoo.speech.alphabet import ENGLISH
-
-_NEG_INF = float('-inf')
 
 
 def _check(probs, lengths, alphabet, name):
@@ -57,25 +56,8 @@ def greedy_decode(probs, lengths=None, alphabet=ENGLISH):
             length outside ``[0, T]``.
     """
     probs, lengths = _check(probs, lengths, alphabet, 'probs')
-    texts = []
-    for sample, length in zip(probs, lengths):
-        best = np.argmax(sample[:length], axis=-1)
-        # A class is written where it differs from the frame before (repeats
-        # merge), unless it is the blank.
-        changed = np.ones(length, bool)
-        changed[1:] = best[1:] != best[:-1]
-        texts.append(alphabet.decode(best[changed]))
-    return texts
-
-
-def _logsumexp(a, b):
-    if a == _NEG_INF:
-        return b
-    if b == _NEG_INF:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
+    return [alphabet.decode(best_path(sample[:length], blank=0)[0])
+            for sample, length in zip(probs, lengths)]
 
 
 def beam_search_decode(probs, lengths=None, beam_width=16, lm=None, alpha=0.5, beta=1.0,
@@ -164,46 +146,18 @@ def beam_search_decode(probs, lengths=None, beam_width=16, lm=None, alpha=0.5, b
 
 def _search(log_probs, allowed, beam_width, lm, alpha, beta, characters):
     """The best prefix for one utterance's log-probabilities ``(T, C)``."""
-    # prefix -> [log P(ending in blank), log P(ending in its last character)]
-    beams = {'': [0.0, _NEG_INF]}
-    lm_scores = {'': 0.0}  # prefix -> alpha * log P_lm + beta * words, filled on creation
-
-    def extra(prefix, character):
-        if lm is None:
-            return 0.0
+    def extension_score(prefix, index):
+        # alpha * log P_lm(character | text so far) + beta for a character that starts a word.
+        character = characters[index - 1]
         starts_word = character != ' ' and (not prefix or prefix[-1] == ' ')
         return alpha * lm.log_prob(character, prefix) + beta * starts_word
 
-    for frame, frame_allowed in zip(log_probs, allowed):
-        blank = frame[0]
-        candidates = [index for index in range(1, len(frame)) if frame_allowed[index]]
-        following = {}
-        for prefix, (ends_blank, ends_char) in beams.items():
-            total = _logsumexp(ends_blank, ends_char)
-            entry = following.setdefault(prefix, [_NEG_INF, _NEG_INF])
-            entry[0] = _logsumexp(entry[0], total + blank)
-            last = prefix[-1] if prefix else None
-            for index in candidates:
-                character = characters[index - 1]
-                extended = prefix + character
-                target = following.setdefault(extended, [_NEG_INF, _NEG_INF])
-                if character == last:
-                    # Same character again: only after a blank is it written twice;
-                    # right after itself it merges into the prefix.
-                    target[1] = _logsumexp(target[1], ends_blank + frame[index])
-                    entry[1] = _logsumexp(entry[1], ends_char + frame[index])
-                else:
-                    target[1] = _logsumexp(target[1], total + frame[index])
-                if extended not in lm_scores:
-                    lm_scores[extended] = lm_scores[prefix] + extra(prefix, character)
-        ranked = sorted(following.items(), key=lambda item: (
-            -(_logsumexp(*item[1]) + lm_scores[item[0]]), item[0]))
-        beams = dict(ranked[:beam_width])
-
     def final_score(prefix):
-        score = _logsumexp(*beams[prefix]) + lm_scores[prefix]
-        if lm is not None:
-            score += alpha * lm.log_prob(None, prefix)
-        return score
+        return alpha * lm.log_prob(None, prefix)
 
-    return min(beams, key=lambda prefix: (-final_score(prefix), prefix))
+    # The prefixes are the texts themselves: class 0 (the blank) never extends one.
+    ranked = prefix_beam_search(log_probs, 0, beam_width, allowed,
+                                extension_score if lm is not None else None,
+                                final_score if lm is not None else None,
+                                symbols=[''] + list(characters))
+    return ranked[0][0]
