@@ -16,9 +16,11 @@ comparisons, dot products), ``reductions``, ``shaping``, ``nn``
 ``convolution``, ``random``, ``control`` (switch, map_fn, folds), ``phase``
 (the learning phase) and ``graph`` (function, gradients, clear_session).
 
-Not provided, because minidl has no equivalent: sessions (``get_session``),
-sparse tensors, ``rnn`` (minidl's recurrent layers have their own loops) and
-``ctc_decode``. Transposed, separable, depthwise, 3-D and locally connected
+``ctc`` has ``ctc_decode`` (``ctc_batch_cost`` is with the cross-entropies),
+``recurrence`` Keras 2's ``rnn`` for custom recurrent layers.
+
+Not provided, because minidl has no equivalent: sessions (``get_session``)
+and sparse tensors (so ``ctc_label_dense_to_sparse``). Transposed, separable, depthwise, 3-D and locally connected
 convolutions, 3-D pooling and bilinear resizing exist as layers
 (``Conv2DTranspose``, ``UpSampling2D(interpolation='bilinear')``, ...) and as
 ``minidl.functions``, not yet as backend functions.
@@ -47,6 +49,8 @@ from minidl.backend.nn import (
 from minidl.backend.crossentropy import (
     binary_crossentropy, categorical_crossentropy, ctc_batch_cost,
     sparse_categorical_crossentropy)
+from minidl.backend.ctc import ctc_decode
+from minidl.backend.recurrence import rnn
 from minidl.backend.normalization import batch_normalization, normalize_batch_in_training
 from minidl.backend.convolution import conv1d, conv2d, pool2d
 from minidl.backend.random import (

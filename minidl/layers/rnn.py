@@ -7,7 +7,7 @@ from minidl.compute import to_numpy
 from minidl.layers.base import Layer
 from minidl.layers.input_spec import InputSpec
 from minidl.layers.rnn_cells import (
-    StackedRNNCells, call_cell, output_size, state_sizes)
+    StackedRNNCells, call_cell, output_size, state_sizes, takes_constants)
 from minidl.layers.serialization import deserialize, serialize
 from minidl.tensor import Tensor
 
@@ -62,8 +62,15 @@ class RNN(Layer):
     carried over unchanged and the output is the previous step's output (the
     first initial state before any step, for a cell whose output is its first
     state, else zeros, as Keras 2's ``K.rnn``); ``training`` (dropout);
-    ``initial_state``, a list of (batch, size) states (zeros by default).
-    ``layer([x, h0, c0])`` is ``layer(x, initial_state=[h0, c0])``.
+    ``initial_state``, a list of (batch, size) states (zeros by default);
+    ``constants``, a tensor or list of tensors passed unchanged to every step
+    of a cell whose ``call(inputs, states, constants)`` takes them (Keras 2's
+    way to condition a cell on static inputs: attention). Such a cell's
+    ``build`` gets ``[step shape] + constants' shapes``.
+    ``layer([x, h0, c0])`` is ``layer(x, initial_state=[h0, c0])``; once a
+    layer has been called with constants (or rebuilt from a config with
+    ``num_constants``, as Keras 2 writes it), the last entries of such a list
+    are its constants.
 
     Subclasses may replace the step loop alone by overriding
     :meth:`_recurrence` (a fused kernel, say): :meth:`call` has already
@@ -91,6 +98,8 @@ class RNN(Layer):
         self.input_spec = InputSpec(ndim=3)
         self._batch_size = None  # fixed by build for a stateful layer
         self.states = None  # a stateful layer's states between calls (Tensors, no graph)
+        self._num_constants = None  # set by the first call with constants, saved in the config
+        self._constants_shapes = None  # their shapes, which the cell's build takes
 
     # ----- building --------------------------------------------------------------
 
@@ -112,7 +121,9 @@ class RNN(Layer):
                     f'batch_input_shape (or batch_size with input_shape) to the first layer '
                     f'of a Sequential model, or Input(batch_shape=...) in a functional one')
         if isinstance(self.cell, Layer) and not self.cell.built:
-            self.cell._build_once((input_shape[batch_axis], features))
+            step_shape = (input_shape[batch_axis], features)
+            self.cell._build_once(step_shape if self._constants_shapes is None
+                                  else [step_shape] + self._constants_shapes)
             self._name_cell_weights()
         self.input_spec = InputSpec(ndim=3, axes={-1: features})
         self.built = True
@@ -129,11 +140,25 @@ class RNN(Layer):
 
     # ----- calling ---------------------------------------------------------------
 
-    def __call__(self, inputs, *args, **kwargs):
+    def __call__(self, inputs, *args, constants=None, **kwargs):
+        if isinstance(inputs, (list, tuple)) and self._num_constants and constants is None:
+            # Keras 2's files list the constants after the input and states.
+            inputs = list(inputs)
+            constants = inputs[-self._num_constants:]
+            inputs = inputs[:-self._num_constants]
         inputs, kwargs = states_from_inputs(self, inputs, kwargs)
+        if constants is not None:
+            constants = list(constants) if isinstance(constants, (list, tuple)) \
+                else [constants]
+            if not takes_constants(self.cell):
+                raise ValueError(f'layer {self.name!r}: its cell does not support constants '
+                                 f'(its call has no `constants` argument)')
+            self._num_constants = len(constants)
+            self._constants_shapes = [tuple(c.shape) for c in constants]
+            kwargs['constants'] = constants
         return super().__call__(inputs, *args, **kwargs)
 
-    def call(self, inputs, mask=None, training=None, initial_state=None):
+    def call(self, inputs, mask=None, training=None, initial_state=None, constants=None):
         x = F.transpose(inputs, (1, 0, 2)) if self.time_major else inputs
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
@@ -147,7 +172,13 @@ class RNN(Layer):
             self.cell.reset_dropout_masks()
         if hasattr(self.cell, 'dropout_masks'):
             self.cell.dropout_masks((x.shape[0], x.shape[2]), training, x.xp, x.dtype)
-        outputs, final_states = self._recurrence(x, states, mask, training)
+        if constants:
+            constants = [c if isinstance(c, Tensor) else Tensor(c, dtype=x.dtype,
+                                                                device=x.device)
+                         for c in constants]
+            outputs, final_states = self._recurrence(x, states, mask, training, constants)
+        else:
+            outputs, final_states = self._recurrence(x, states, mask, training)
         if self.stateful:
             self.states = [state.detach() for state in final_states]
         if self.return_sequences:
@@ -156,7 +187,7 @@ class RNN(Layer):
             output = outputs[:, -1]
         return [output] + list(final_states) if self.return_state else output
 
-    def _recurrence(self, x, states, mask, training):
+    def _recurrence(self, x, states, mask, training, constants=None):
         """The loop over the steps of ``x`` (batch, steps, features), in that order.
 
         Args:
@@ -164,6 +195,9 @@ class RNN(Layer):
             states: The initial states, a list of (batch, size) Tensors.
             mask: None or a boolean array (batch, steps), aligned with ``x``.
             training: Whether dropout applies.
+            constants: None, or the list of Tensors every step gets (only
+                passed when given, so subclasses with a loop of their own,
+                whose cells take none, need not accept it).
 
         Returns:
             ``(outputs, final_states)``: every step's output (batch, steps,
@@ -176,7 +210,7 @@ class RNN(Layer):
         previous = None if position is None else states[position]
         outputs = []
         for index, step in enumerate(steps):
-            output, new_states = call_cell(self.cell, step, states, training)
+            output, new_states = call_cell(self.cell, step, states, training, constants)
             new_states = list(new_states) if isinstance(new_states, (list, tuple)) \
                 else [new_states]
             if mask is not None:
@@ -277,13 +311,18 @@ class RNN(Layer):
             'unroll': self.unroll,
             'time_major': self.time_major,
         })
+        if self._num_constants is not None:
+            config['num_constants'] = self._num_constants  # Keras 2's key
         return config
 
     @classmethod
     def from_config(cls, config_dict, custom_objects=None):
         config_dict = dict(config_dict)
         cell = deserialize(config_dict.pop('cell'), custom_objects)
-        return cls(cell, **config_dict)
+        num_constants = config_dict.pop('num_constants', None)
+        layer = cls(cell, **config_dict)
+        layer._num_constants = num_constants
+        return layer
 
 
 def _boolean_mask(mask, x):

@@ -367,11 +367,18 @@ def output_size(cell):
     return int(size) if size is not None else state_sizes(cell)[0]
 
 
-def call_cell(cell, inputs, states, training):
-    """``cell.call(inputs, states)``, with ``training`` where its ``call`` takes it."""
+def call_cell(cell, inputs, states, training, constants=None):
+    """``cell.call(inputs, states)``, with ``training`` where its ``call`` takes it, and
+    ``constants`` (a list) when given (Keras 2's RNN ``constants``, for attention cells)."""
+    kwargs = {'constants': constants} if constants is not None else {}
     if 'training' in _parameters(type(cell).call):
-        return cell.call(inputs, states, training=training)
-    return cell.call(inputs, states)
+        kwargs['training'] = training
+    return cell.call(inputs, states, **kwargs)
+
+
+def takes_constants(cell):
+    """Whether ``cell.call`` takes Keras 2's ``constants`` argument."""
+    return 'constants' in _parameters(type(cell).call)
 
 
 class StackedRNNCells(Layer):
