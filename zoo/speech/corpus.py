@@ -64,10 +64,13 @@ def _check_split(split, vocabulary):
                          f'got {vocabulary!r}')
 
 
-def speak(text, voice, speed, pitch):
-    """The int16 wave (22050 Hz, mono) espeak-ng makes of ``text``."""
+def speak(text, voice, speed, pitch, gap=0):
+    """The int16 wave (22050 Hz, mono) espeak-ng makes of ``text``, with ``gap`` x 10 ms
+    of extra pause between words."""
+    options = ['-g', str(gap)] if gap else []
     result = subprocess.run([espeak(), '--stdout', '-v', voice, '-s', str(speed), '-p', str(pitch),
-                             text], capture_output=True, env=espeak_environment(), check=True)
+                             *options, text], capture_output=True, env=espeak_environment(),
+                            check=True)
     with wavefile.open(io.BytesIO(result.stdout)) as reader:
         if (reader.getnchannels(), reader.getsampwidth(), reader.getframerate()) != (1, 2, RATE):
             raise RuntimeError(f'espeak-ng wrote an unexpected WAV for {voice}: '

@@ -121,7 +121,8 @@ def transcribe_file(path, model=None, beam_width=pretrained.DECODER['beam_width'
         pause: Seconds of quiet that split the speech; None never splits.
 
     Returns:
-        The text, lowercase; ``''`` when the file holds no speech.
+        The text, lowercase, words separated by single spaces; ``''`` when
+        the file holds no speech.
 
     Raises:
         FileNotFoundError: If there is no such file.
@@ -138,5 +139,6 @@ def transcribe_file(path, model=None, beam_width=pretrained.DECODER['beam_width'
     options = {} if beam_width is None else {'beam_width': beam_width, 'lm': lm, 'alpha': alpha,
                                              'beta': beta, 'prune': prune}
     texts = transcribe(model, utterances, **options)
-    return ' '.join(text for text in texts if text)
+    # A CTC decoder may write a space at either end or two in a row: text has none.
+    return ' '.join(' '.join(texts).split())
 

@@ -1,0 +1,57 @@
+"""Checkpointed training: a run stopped after any epoch and resumed gives the same bits as one
+that never stopped (tiny Deep Speech 2, synthetic features), and the open recipe's pieces."""
+
+import numpy as np
+
+import minidl
+from minidl.optimizers import Adam
+
+import zoo
+from zoo.speech.batches import SpeechBatches
+from zoo.training import speech, speech_open
+from zoo.training.resumable import KEEP, checkpoints, fit_resumable
+
+
+def _batches():
+    rng = np.random.default_rng(0)
+    features = [rng.standard_normal((int(n), 8)).astype(np.float32)
+                for n in rng.integers(20, 40, 12)]
+    return SpeechBatches(features, ['ab', 'ba c', 'cab', 'a'] * 3, batch_size=4)
+
+
+def _build():
+    minidl.set_seed(3)
+    model = zoo.speech.DeepSpeech2(input_dim=8, filters=2, rnn_layers=2, units=6)
+    model.compile(Adam(1e-2, clipnorm=5.0), loss='ctc')
+    return model
+
+
+def _schedule(epoch):
+    return 1e-2 * 0.5 ** epoch
+
+
+def test_a_resumed_run_writes_the_same_bits_as_an_uninterrupted_one(tmp_path):
+    straight, done = fit_resumable(_build, _batches(), 3, tmp_path / 'straight', _schedule, 0)
+    assert done == 0
+    # The same run stopped after epoch 1 and after epoch 2, each time a fresh start.
+    for epochs in (1, 2):
+        fit_resumable(_build, _batches(), epochs, tmp_path / 'stopped', _schedule, 0)
+    resumed, done = fit_resumable(_build, _batches(), 3, tmp_path / 'stopped', _schedule, 0)
+    assert done == 2
+    for first, second in zip(straight.get_weights(), resumed.get_weights()):
+        np.testing.assert_array_equal(first, second)
+    assert [epoch for epoch, _ in checkpoints(tmp_path / 'stopped')] == [2, 3][-KEEP:]
+    # A finished run is loaded, not trained again.
+    again, done = fit_resumable(_build, _batches(), 3, tmp_path / 'stopped', _schedule, 0)
+    assert done == 3
+    np.testing.assert_array_equal(again.get_weights()[0], straight.get_weights()[0])
+
+
+def test_the_open_recipe_schedule_and_decoders():
+    assert speech_open.step_schedule(0) == speech_open.LEARNING_RATE
+    assert np.isclose(speech_open.step_schedule(speech_open.DECAY_EPOCHS[0]),
+                      speech_open.LEARNING_RATE / 10)
+    assert speech_open.CONFIG == speech.CONFIG
+    options = speech_open.decoders(lm='the lm')
+    assert list(options) == ['greedy', 'beam', 'beam+lm']
+    assert 'lm' not in options['beam'] and options['beam+lm']['lm'] == 'the lm'

@@ -1,0 +1,151 @@
+"""An open-vocabulary espeak-ng corpus: words of a large word list, many voices, noise.
+
+Where :mod:`zoo.speech.corpus` says ~150 words in template sentences, this
+corpus says any of the ~57,000 training words of :mod:`zoo.speech.words`,
+so that a model has to spell what it hears rather than recognise a closed
+set of words. Two splits:
+
+- ``'train'``: training voices (``voices.VARIANTS['train']`` with the 8
+  accents); texts of 1 to 5 training words, each a common word
+  (:data:`~zoo.speech.words.COMMON_WORDS`) or any training word with even
+  odds, and with probability :data:`TEMPLATE_PROBABILITY` a text of the
+  template corpus (digit strings, commands, sentences).
+- ``'test'``: held-out voices (``VARIANTS['test']``) saying 1 to 4 held-out
+  words, words that no training text contains.
+
+Utterance ``i`` of a split comes from its own random stream, seeded by
+``(seed, FORMAT_VERSION, split, i)``: text, voice, speed (``-s`` 100..230),
+pitch (``-p`` 10..90) and pause between words (``-g`` 0..2), then
+:mod:`zoo.speech.augment` (room, noise, narrowband). Utterances are
+generated and cached in shards of :data:`SHARD` (``generate``), so an
+interrupted generation resumes where it stopped and two processes can share
+the work; the features are those of :mod:`zoo.speech.corpus` (40 log mel
+bins, float16).
+"""
+
+import os
+
+import numpy as np
+
+from zoo.speech import corpus
+from zoo.speech.augment import augment
+from zoo.speech.texts import draw_text
+from zoo.speech.voices import ACCENTS, VARIANTS, check_installed_variants
+from zoo.speech.words import COMMON_WORDS, check_words, load_words, split_words
+
+FORMAT_VERSION = 1
+SHARD = 500
+TEMPLATE_PROBABILITY = 0.15
+_SPLIT_CODES = {'train': 11, 'test': 12}
+
+
+class Vocabulary:
+    """The training and held-out words of a word list.
+
+    Args:
+        words: The filtered word list (:func:`zoo.speech.words.load_words`);
+            default the installed wamerican, checked against its SHA-256.
+    """
+
+    def __init__(self, words=None):
+        if words is None:
+            words = load_words()
+            check_words(words)
+        self.training, self.held_out = split_words(words)
+        if not self.held_out:
+            raise ValueError('the word list has no held-out word; give a longer list')
+
+
+def draw_open_text(rng, split, vocabulary):
+    """One text of ``split`` (``'train'`` or ``'test'``), drawn with the Generator ``rng``."""
+    if split == 'test':
+        count = int(rng.integers(1, 5))
+        return ' '.join(vocabulary.held_out[i]
+                        for i in rng.integers(0, len(vocabulary.held_out), count))
+    if rng.random() < TEMPLATE_PROBABILITY:
+        return draw_text(rng)[1]
+    chosen = []
+    for _ in range(int(rng.integers(1, 6))):
+        source = COMMON_WORDS if rng.random() < 0.5 else vocabulary.training
+        chosen.append(source[rng.integers(len(source))])
+    return ' '.join(chosen)
+
+
+def _check_split(split):
+    if split not in _SPLIT_CODES:
+        raise ValueError(f'split must be one of {sorted(_SPLIT_CODES)}, got {split!r}')
+
+
+def utterance(split, index, vocabulary, seed=0):
+    """Utterance ``index`` of a split: ``(transcript, voice, wave)``, wave float64 at 22050 Hz."""
+    _check_split(split)
+    rng = np.random.default_rng([seed, FORMAT_VERSION, _SPLIT_CODES[split], index])
+    text = draw_open_text(rng, split, vocabulary)
+    variants = VARIANTS[split]
+    voice = f'{ACCENTS[rng.integers(len(ACCENTS))]}+{variants[rng.integers(len(variants))]}'
+    speed, pitch, gap = (int(rng.integers(100, 231)), int(rng.integers(10, 91)),
+                         int(rng.integers(0, 3)))
+    wave = corpus.trim_silence(corpus.speak(text, voice, speed, pitch, gap))
+    return text, voice, augment(wave.astype(np.float64) / 32768.0, corpus.RATE, rng)
+
+
+def build(split, start, count, vocabulary, seed=0):
+    """Arrays of utterances ``start .. start + count - 1`` as :func:`corpus.build` gives them."""
+    frames, transcripts, voices, durations = [], [], [], []
+    for index in range(start, start + count):
+        text, voice, wave = utterance(split, index, vocabulary, seed)
+        frames.append(corpus.features(wave, corpus.RATE, bins=corpus.BINS).astype(np.float16))
+        transcripts.append(text)
+        voices.append(voice)
+        durations.append(wave.size / corpus.RATE)
+    return {'features': np.concatenate(frames),
+            'offsets': np.cumsum([0] + [len(f) for f in frames]).astype(np.int64),
+            'transcripts': np.array(transcripts, dtype=str),
+            'voices': np.array(voices, dtype=str),
+            'durations': np.array(durations, np.float32)}
+
+
+def shard_path(directory, split, seed, start, count):
+    """Where the shard of utterances ``start .. start + count - 1`` is cached."""
+    return os.path.join(directory, f'open-{split}-seed{seed}-v{FORMAT_VERSION}-'
+                                   f'{start:07d}-{count}.npz')
+
+
+def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD):
+    """Generate (or find cached) the first ``count`` utterances of a split; their shard paths.
+
+    Args:
+        split: ``'train'`` or ``'test'``.
+        count: Number of utterances.
+        seed: Non-negative integer.
+        directory: Cache directory; default ``corpus.default_directory()``.
+        vocabulary: A :class:`Vocabulary`; default the installed wamerican's.
+        shard: Utterances per shard file (the last may hold fewer).
+
+    Returns:
+        The list of shard paths, in order; each holds what :func:`corpus.load` reads.
+    """
+    _check_split(split)
+    directory = directory or corpus.default_directory()
+    os.makedirs(directory, exist_ok=True)
+    paths = []
+    for start in range(0, count, shard):
+        size = min(shard, count - start)
+        path = shard_path(directory, split, seed, start, size)
+        if not os.path.exists(path):
+            if vocabulary is None:
+                check_installed_variants()
+                vocabulary = Vocabulary()
+            corpus._save(path, build(split, start, size, vocabulary, seed))
+        paths.append(path)
+    return paths
+
+
+def load(paths):
+    """The :class:`corpus.Corpus` of the shards at ``paths``, in order."""
+    parts = [corpus.load(path) for path in paths]
+    return corpus.Corpus(
+        features=[f for part in parts for f in part.features],
+        transcripts=[t for part in parts for t in part.transcripts],
+        voices=[v for part in parts for v in part.voices],
+        durations=np.concatenate([part.durations for part in parts]))

@@ -1,0 +1,163 @@
+"""Train Deep Speech 2 on the open-vocabulary espeak-ng corpus, resumably and bit for bit.
+
+    python -m zoo.training.speech_open        # run, or resume, the whole recipe
+    python -m zoo.training.speech_open --utterances 2000 --epochs 1 --checkpoints /tmp/try
+
+Needs espeak-ng and Debian's wamerican (:mod:`zoo.speech.words` checks the
+list's SHA-256). The recipe:
+
+1. generates :data:`UTTERANCES` training utterances of the open-vocabulary
+   corpus (:mod:`zoo.speech.open_corpus`, seed :data:`SEED`) in cached
+   shards, and :data:`TEST_UTTERANCES` test utterances (held-out voices
+   saying held-out words, words no training text has);
+2. trains ``zoo.DeepSpeech2(**CONFIG)`` (or, with ``--model deepspeech``,
+   ``zoo.DeepSpeech()``) with the CTC loss for :data:`EPOCHS` epochs,
+   checkpointing every epoch (:mod:`zoo.training.resumable`): stopped
+   anywhere and started again with the same ``--checkpoints`` directory, it
+   continues from the last finished epoch and writes the same bits as a run
+   that never stopped;
+3. writes the weights (``deepspeech2_open.h5``) and prints their SHA-256,
+   the CER and WER on the test utterances for greedy decoding, a beam of 16,
+   and the beam with the character language model :func:`language_model`,
+   and the transcription of each of :data:`zoo.speech.words.EVERYDAY_PHRASES`
+   as ``espeak-ng -w`` writes it (its default voice).
+
+Everything random follows from the seeds, so a rerun on the same kind of
+machine writes the same bits; other CPUs may round differently.
+"""
+
+import argparse
+import hashlib
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+
+import minidl
+from minidl.optimizers import Adam
+
+import zoo
+from zoo.speech import open_corpus, pretrained
+from zoo.speech.batches import SpeechBatches
+from zoo.speech.language_model import CharNgramModel
+from zoo.speech.metrics import cer, wer
+from zoo.speech.transcribe import transcribe, transcribe_file
+from zoo.speech.voices import espeak
+from zoo.speech.words import EVERYDAY_PHRASES
+from zoo.training.resumable import fit_resumable
+
+SEED = 0
+UTTERANCES = 48000
+TEST_UTTERANCES = 500
+CONFIG = {'input_dim': 40, 'conv_layers': 1, 'filters': 32, 'rnn': 'gru', 'rnn_layers': 3,
+          'units': 160, 'merge_mode': 'sum', 'sequence_batch_norm': True}
+EPOCHS = 12
+DECAY_EPOCHS = (8, 11)
+LEARNING_RATE = 2e-3
+BATCH_SIZE = 32
+# The language model: a character 5-gram counted on training texts of the
+# corpus drawn from a stream of their own (never a test word).
+LM_ORDER, LM_TEXTS, LM_SEED = 5, 50000, 0x6c6d
+DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training',
+                                   'deepspeech2_open')
+
+
+def language_model(vocabulary):
+    """The character 5-gram of the recipe's error rates with a language model."""
+    rng = np.random.default_rng([LM_SEED, open_corpus.FORMAT_VERSION])
+    texts = [open_corpus.draw_open_text(rng, 'train', vocabulary) for _ in range(LM_TEXTS)]
+    return CharNgramModel.train(texts, order=LM_ORDER)
+
+
+def step_schedule(epoch):
+    """The learning rate, divided by 10 at each epoch of :data:`DECAY_EPOCHS`."""
+    return LEARNING_RATE * 0.1 ** sum(epoch >= boundary for boundary in DECAY_EPOCHS)
+
+
+def build_model(family='deepspeech2'):
+    """A new compiled model of the recipe, seeded."""
+    minidl.set_seed(SEED)
+    model = zoo.speech.DeepSpeech2(**CONFIG) if family == 'deepspeech2' else zoo.speech.DeepSpeech()
+    model.compile(Adam(LEARNING_RATE, clipnorm=5.0), loss='ctc')
+    return model
+
+
+def decoders(lm):
+    """The three decodings the recipe reports, by name: options for :func:`transcribe`."""
+    beam = {key: pretrained.DECODER[key] for key in ('beam_width', 'prune')}
+    with_lm = dict(pretrained.DECODER, lm=lm)
+    return {'greedy': {}, 'beam': beam, 'beam+lm': with_lm}
+
+
+def error_rates(model, data, lm):
+    """``{decoder: (CER, WER)}`` of ``model`` on a corpus, for each of :func:`decoders`."""
+    rates = {}
+    for name, options in decoders(lm).items():
+        texts = transcribe(model, data.features, **options)
+        rates[name] = (cer(data.transcripts, texts), wer(data.transcripts, texts))
+    return rates
+
+
+def everyday_phrases(model, lm):
+    """``{phrase: {decoder: text}}``: each of EVERYDAY_PHRASES as ``espeak-ng -w`` says it."""
+    heard = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for phrase in EVERYDAY_PHRASES:
+            path = os.path.join(directory, 'phrase.wav')
+            subprocess.run([espeak(), '-w', path, phrase], check=True)
+            heard[phrase] = {name: transcribe_file(path, model=model, lm=options.get('lm'),
+                                                   beam_width=options.get('beam_width'))
+                             for name, options in decoders(lm).items()}
+    return heard
+
+
+def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
+          family='deepspeech2', verbose=2):
+    """Run (or resume) the recipe; returns the weight file's path and the measurements."""
+    vocabulary = open_corpus.Vocabulary()
+    started = time.perf_counter()
+    training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
+                                                     vocabulary=vocabulary))
+    test = open_corpus.load(open_corpus.generate('test', TEST_UTTERANCES, SEED,
+                                                 vocabulary=vocabulary))
+    print(f'corpus: {len(training)} training utterances ({training.durations.sum() / 3600:.1f} h)'
+          f', {len(test)} test; {(time.perf_counter() - started) / 60:.1f} min', flush=True)
+    batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
+    started = time.perf_counter()
+    model, done = fit_resumable(lambda: build_model(family), batches, epochs,
+                                os.path.join(checkpoints, f'{family}-{utterances}'), step_schedule,
+                                verbose)
+    minutes = (time.perf_counter() - started) / 60
+    path = pathlib.Path(output_dir) / f'{family}_open.h5'
+    model.save_weights(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    lm = language_model(vocabulary)
+    rates = error_rates(model, test, lm)
+    print(f'{family}: {epochs} epochs on {len(training)} utterances, {epochs - done} of them in '
+          f'this call ({minutes:.1f} min); {path} sha256 {digest}')
+    for name, (character, word) in rates.items():
+        print(f'  {name}: CER {character:.4f}, WER {word:.4f} on held-out voices and words')
+    for phrase, texts in everyday_phrases(model, lm).items():
+        print(f'  {phrase!r}: ' + ', '.join(f'{name} {text!r}' for name, text in texts.items()))
+    return path, rates
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--output', default=str(pathlib.Path(zoo.__file__).parent / 'weights'),
+                        help='directory of the weight file (default: zoo/weights)')
+    parser.add_argument('--checkpoints', default=DEFAULT_CHECKPOINTS,
+                        help='directory of the per-epoch checkpoints (resumed from)')
+    parser.add_argument('--model', default='deepspeech2', choices=('deepspeech2', 'deepspeech'))
+    parser.add_argument('--epochs', type=int, default=EPOCHS)
+    parser.add_argument('--utterances', type=int, default=UTTERANCES)
+    args = parser.parse_args(argv)
+    pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
+    train(args.output, args.checkpoints, args.utterances, args.epochs, args.model)
+
+
+if __name__ == '__main__':
+    main()
