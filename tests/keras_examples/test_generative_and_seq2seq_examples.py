@@ -7,7 +7,6 @@ ones Keras 2 prints, worked out in the comments.
 """
 
 import numpy as np
-import pytest
 
 import minidl
 from minidl.datasets import mnist

@@ -145,7 +145,7 @@ def test_mnist_acgan(mnist_npz, tmp_path, monkeypatch, capsys):
     x_train, y_train = x_train[:batch_size * batches_per_epoch], \
         y_train[:batch_size * batches_per_epoch]
     x_test, y_test = x_test[:num_test], y_test[:num_test]
-    num_train, num_test = x_train.shape[0], x_test.shape[0]
+    num_test = x_test.shape[0]
 
     probe = np.random.RandomState(7)
     accuracy_before = real_vs_fake_accuracy(discriminator, generator, x_test, probe, latent_size)

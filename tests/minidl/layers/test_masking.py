@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 import pytest
 
-from minidl import layers, models
+from minidl import layers
 from minidl.layers import (
     Concatenate, Dense, Embedding, Flatten, GlobalAveragePooling1D, Input, Lambda, Masking,
     TimeDistributed)

@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 
-from minidl.compute import set_seed
 from minidl.layers.rnn_cells import state_sizes
 from minidl.layers.core import Dense
 from minidl.layers.input_layer import Input
