@@ -108,3 +108,19 @@ def test_a_handled_exception_or_no_failure_lets_the_job_end_normally(case, when)
     assert 'rank 0: done' in run.stdout and 'rank 1: done' in run.stdout
     assert ('handled: simulated failure, handled' in run.stdout) == (case == 'handled')
     assert 'aborting' not in run.stderr
+
+
+def test_ranks_that_end_wait_for_one_working_alone_then_the_job_exits_0():
+    run = launch('ending_worker.py', 'linger', 'after', 0, ranks=2, timeout=60,
+                 launcher=True).check()
+    assert 'rank 0: done' in run.stdout and 'rank 1: done' in run.stdout
+    assert 'aborting' not in run.stderr
+
+
+def test_the_wait_at_the_end_has_the_collective_timeout():
+    run = launch('ending_worker.py', 'linger', 'after', 0, ranks=2, timeout=60,
+                 launcher=True, env={'MINIDL_DIST_TIMEOUT': '0.5'})
+    assert run.returncode != 0 and run.seconds < LIMIT
+    assert re.search(r'minidl_dist: rank 1 of 2 reached the end of its script and waited '
+                     r'\d+\.\d s \(timeout 0\.5 s, MINIDL_DIST_TIMEOUT\) for the other ranks '
+                     r'to end; rank\(s\) 0 did not', run.stderr), run.stderr

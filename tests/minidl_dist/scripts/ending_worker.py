@@ -11,7 +11,9 @@ sums over ranks (in which the other ranks then wait for it). CASE is one of
 - early: ``exit(0)`` while the other ranks go on;
 - handled: a RuntimeError that the script catches, then it goes on: the job
   must succeed;
-- none: nothing happens: the job must succeed.
+- none: nothing happens: the job must succeed;
+- linger: (WHEN ``after``) after the loop, rank RANK works alone for 2 s
+  while the others have ended: they wait for it, at most the timeout.
 
 Every rank prints ``rank R: done`` when it reaches the end.
 """
@@ -19,6 +21,7 @@ Every rank prints ``rank R: done`` when it reaches the end.
 import os
 import signal
 import sys
+import time
 
 import numpy as np
 
@@ -60,6 +63,8 @@ def main(case, when, who):
                 end(case)
             total = dist.allreduce(np.ones(3, 'float32'), average=False)
     assert total.tolist() == [dist.size()] * 3
+    if case == 'linger' and dist.rank() == who:
+        time.sleep(2)
     print(f'rank {dist.rank()}: done', flush=True)
 
 
