@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl.compute import threads
+from minidl.compute import threads, vendor
 from minidl.compute.onednn import api, primitive
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.tensor import Tensor
@@ -71,3 +71,21 @@ def assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, run, 
     for name, a, b in zip(names, one, two):
         assert np.array_equal(a, b), name
     return two
+
+
+def assert_moved_far(initial, weights, tolerance):
+    """Training moved every weight far beyond ``tolerance``, so that comparing two trainings
+    within ``tolerance`` says something."""
+    for before, after in zip(initial, weights, strict=True):
+        assert np.abs(after - before).max() > 100 * tolerance * np.abs(after).max()
+
+
+def assert_training_repeats_and_matches_the_reference(train, tolerance, count):
+    """``train(use_onednn)`` gives the same bits twice with oneDNN ('always') and, within
+    ``tolerance``, what the reference code gives ('never'); ``count`` arrays each time."""
+    first, second, reference = train('always'), train('always'), train('never')
+    vendor.forget()
+    assert len(first) == len(second) == len(reference) == count
+    for a, b, r in zip(first, second, reference):
+        assert np.array_equal(a, b)
+        assert_close(a, r, tolerance)

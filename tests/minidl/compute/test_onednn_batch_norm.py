@@ -15,7 +15,8 @@ from minidl.functions.normalization import BatchNorm, BatchNormInference, batch_
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn)
+    assert_close, assert_moved_far, assert_training_repeats_and_matches_the_reference,
+    assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its batch normalization')
 
@@ -284,19 +285,11 @@ def _train(monkeypatch, use_onednn):
     assert all(isinstance(k, BatchNormKernel) == onednn for k in seen[:trained])
     assert all(isinstance(k, BatchNormInferenceKernel) == onednn for k in seen[trained:])
     weights = model.get_weights()
-    # Training moved every weight (the moving statistics too) far beyond the state tolerance.
-    for before, after in zip(initial, weights):
-        assert np.abs(after - before).max() > 100 * STATE_TOLERANCE * np.abs(after).max()
+    assert_moved_far(initial, weights, STATE_TOLERANCE)  # the moving statistics too
     return weights + [predictions]
 
 
 def test_training_a_batch_norm_model_with_onednn_repeats_and_matches_the_reference(monkeypatch):
-    first = _train(monkeypatch, 'always')
-    second = _train(monkeypatch, 'always')
-    reference = _train(monkeypatch, 'never')
-    vendor.forget()
     # conv kernel, gamma, beta, moving mean, moving variance, dense kernel and bias; predictions
-    assert len(first) == len(second) == len(reference) == 7 + 1
-    for a, b, r in zip(first, second, reference):
-        assert np.array_equal(a, b)
-        _close(a, r, STATE_TOLERANCE)
+    assert_training_repeats_and_matches_the_reference(
+        lambda use_onednn: _train(monkeypatch, use_onednn), STATE_TOLERANCE, 7 + 1)

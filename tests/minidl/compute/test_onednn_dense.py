@@ -16,7 +16,8 @@ from minidl.functions.dense import Dense, dense
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn, vendor_kernels_seen)
+    assert_close, assert_moved_far, assert_training_repeats_and_matches_the_reference,
+    assert_same_bits_on_one_and_two_threads, require_onednn, vendor_kernels_seen)
 
 require_onednn('its matmul')
 
@@ -185,18 +186,10 @@ def _train(monkeypatch, use_onednn):
         model.fit(x, y, batch_size=5, epochs=2, verbose=0, shuffle=False)
     assert seen and all(isinstance(k, DenseKernel) == (use_onednn == 'always') for k in seen)
     weights = model.get_weights()
-    # Training moved every weight far beyond the state tolerance: the comparison says something.
-    for before, after in zip(initial, weights):
-        assert np.abs(after - before).max() > 100 * STATE_TOLERANCE * np.abs(after).max()
+    assert_moved_far(initial, weights, STATE_TOLERANCE)
     return weights
 
 
 def test_training_an_mlp_with_onednn_repeats_and_matches_the_reference(monkeypatch):
-    first = _train(monkeypatch, 'always')
-    second = _train(monkeypatch, 'always')
-    reference = _train(monkeypatch, 'never')
-    vendor.forget()
-    assert len(first) == len(second) == len(reference) == 6
-    for a, b, r in zip(first, second, reference):
-        assert np.array_equal(a, b)
-        _close(a, r, STATE_TOLERANCE)
+    assert_training_repeats_and_matches_the_reference(
+        lambda use_onednn: _train(monkeypatch, use_onednn), STATE_TOLERANCE, 6)
