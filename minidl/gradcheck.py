@@ -54,7 +54,8 @@ def gradcheck(function, inputs, eps=1e-6, atol=1e-6, rtol=1e-4, seed=0):
 
     def objective():
         with no_grad():
-            return sum(float((out.data * w).sum()) for out, w in zip(_floating(function(*tensors)), weights))
+            return sum(float((out.data * w).sum())
+                       for out, w in zip(_floating(function(*tensors)), weights))
 
     for i in checked:
         tensor = tensors[i]
@@ -76,7 +77,8 @@ def gradcheck(function, inputs, eps=1e-6, atol=1e-6, rtol=1e-4, seed=0):
         if (error > bound).any():
             worst = np.unravel_index(np.argmax(error - bound), error.shape)
             raise GradcheckError(
-                f'gradient of input {i} (shape {tensor.shape}) differs at {tuple(map(int, worst))}: '
+                f'gradient of input {i} (shape {tensor.shape}) differs at '
+                f'{tuple(map(int, worst))}: '
                 f'analytic {analytic[worst]:.8g}, numerical {numeric[worst]:.8g}; '
                 f'{int((error > bound).sum())} of {error.size} elements out of tolerance')
     return True

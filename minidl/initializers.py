@@ -117,7 +117,8 @@ class VarianceScaling(_Seeded):
         if scale <= 0:
             raise ValueError(f'VarianceScaling: scale must be positive, got {scale}')
         if mode not in ('fan_in', 'fan_out', 'fan_avg'):
-            raise ValueError(f"VarianceScaling: mode must be 'fan_in', 'fan_out' or 'fan_avg', got {mode!r}")
+            raise ValueError(f"VarianceScaling: mode must be 'fan_in', 'fan_out' or 'fan_avg', "
+                             f"got {mode!r}")
         if distribution == 'normal':  # Keras's older name for the truncated normal
             distribution = 'truncated_normal'
         if distribution not in ('truncated_normal', 'untruncated_normal', 'uniform'):

@@ -57,8 +57,9 @@ def run_gradcheck(case):
              if np.asarray(x).dtype.kind == 'f' else Tensor._wrap(np.asarray(x))
              for x in case.inputs]
     found = functions_in_graph(case.call(*probe))
-    assert case.function in found, \
-        f'{case} builds a graph of {sorted(f.__name__ for f in found)}, without {case.function.__name__}'
+    assert case.function in found, (
+        f'{case} builds a graph of {sorted(f.__name__ for f in found)}, '
+        f'without {case.function.__name__}')
     assert gradcheck(case.call, case.inputs, **case.tolerances)
 
 

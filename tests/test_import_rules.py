@@ -131,6 +131,7 @@ class Block:
 sys.meta_path.insert(0, Block())
 import minidl
 minidl.functions.relu(minidl.Tensor([1.0]))
-'''
-    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, capture_output=True, text=True)
+'''  # noqa: E501 (a line of the script; wrapping it would change the string)
+    result = subprocess.run([sys.executable, '-c', script], cwd=ROOT, capture_output=True,
+                            text=True)
     assert result.returncode == 0, result.stderr

@@ -85,7 +85,8 @@ def test_overlapping_no_grad_blocks_do_not_leave_recording_off():
 def test_a_new_thread_records_even_when_started_inside_no_grad():
     with no_grad():
         thread, outcome = run_thread(
-            lambda: (minidl.config.grad_enabled, (Tensor([1.0], requires_grad=True) * 3).requires_grad))
+            lambda: (minidl.config.grad_enabled,
+                     (Tensor([1.0], requires_grad=True) * 3).requires_grad))
         assert finish(thread, outcome) == (True, True)
         assert minidl.config.grad_enabled is False
 

@@ -20,10 +20,11 @@ comparisons, dot products), ``reductions``, ``shaping``, ``nn``
 ``recurrence`` Keras 2's ``rnn`` for custom recurrent layers.
 
 Not provided, because minidl has no equivalent: sessions (``get_session``)
-and sparse tensors (so ``ctc_label_dense_to_sparse``). Transposed, separable, depthwise, 3-D and locally connected
-convolutions, 3-D pooling and bilinear resizing exist as layers
-(``Conv2DTranspose``, ``UpSampling2D(interpolation='bilinear')``, ...) and as
-``minidl.functions``, not yet as backend functions.
+and sparse tensors (so ``ctc_label_dense_to_sparse``). Transposed, separable,
+depthwise, 3-D and locally connected convolutions, 3-D pooling and bilinear
+resizing exist as layers (``Conv2DTranspose``,
+``UpSampling2D(interpolation='bilinear')``, ...) and as ``minidl.functions``,
+not yet as backend functions.
 """
 
 from minidl.backend.config import (

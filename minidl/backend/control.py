@@ -28,7 +28,8 @@ def switch(condition, then_expression, else_expression):
 
 @recordable
 def select(condition, then_expression, else_expression):
-    """Elementwise choice; ``condition`` gains trailing axes of size 1 up to the expressions' rank."""
+    """Elementwise choice; ``condition`` gains trailing axes of size 1 up to the expressions'
+    rank."""
     condition = as_tensor(condition)
     if condition.ndim == 0:
         return then_expression if bool(condition) else else_expression

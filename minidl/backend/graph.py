@@ -151,7 +151,8 @@ def gradients(loss, variables):
             'K.gradients of a Tensor needs the graph of operations between the loss and the '
             'variables, which is not recorded inside minidl.no_grad(): compute the loss '
             'outside it')
-    if runs.depth and not is_probing() and any(v.dtype.kind == 'f' and not v.requires_grad for v in variables):
+    if runs.depth and not is_probing() and any(v.dtype.kind == 'f' and not v.requires_grad
+                                               for v in variables):
         # Computed from the data by frozen layers, it is outside autograd's graph:
         # the model reruns with its inputs in the graph.
         raise GraphNotRecorded(f'K.gradients at a tensor outside autograd\'s graph, of shape '
@@ -205,7 +206,8 @@ class _GraphGradients:
 
 
 def _leaf_gradients(loss, leaves, retain_graph):
-    """Gradients of ``sum(loss)`` for the leaf Tensors ``leaves``, leaving every ``.grad`` as it was."""
+    """Gradients of ``sum(loss)`` for the leaf Tensors ``leaves``, leaving every ``.grad`` as it
+    was."""
     if not loss.requires_grad:
         return [_zeros_like(leaf) for leaf in leaves]
     graph_leaves = _graph_leaves(loss) + list(leaves)

@@ -22,7 +22,8 @@ class Device:
         kind, _, index = str(spec).lower().partition(':')
         if kind == 'cuda':
             kind = 'gpu'
-        if kind not in ('cpu', 'gpu') or (index and not index.isdigit()) or (kind == 'cpu' and index):
+        if (kind not in ('cpu', 'gpu') or (index and not index.isdigit())
+                or (kind == 'cpu' and index)):
             raise ValueError(f"unknown device {spec!r}: expected 'cpu', 'gpu' or 'gpu:<index>'")
         self.kind = kind
         self.index = int(index) if index else 0

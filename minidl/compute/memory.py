@@ -25,7 +25,8 @@ _THRESHOLD = 1 << 30
 
 def keep_freed_memory():
     """Ask glibc to keep freed blocks below 1 GiB in the heap; True if it agreed."""
-    if os.environ.get('MINIDL_KEEP_FREED_MEMORY', '1') == '0' or not sys.platform.startswith('linux'):
+    if (os.environ.get('MINIDL_KEEP_FREED_MEMORY', '1') == '0'
+            or not sys.platform.startswith('linux')):
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')

@@ -175,5 +175,7 @@ def _bilinear(canvas, rows, cols):
     top, left = np.floor(rows).astype(int), np.floor(cols).astype(int)
     top, left = np.minimum(top, _CANVAS), np.minimum(left, _CANVAS)
     down, right = rows - top, cols - left
-    return (padded[top, left] * (1 - down) * (1 - right) + padded[top + 1, left] * down * (1 - right)
-            + padded[top, left + 1] * (1 - down) * right + padded[top + 1, left + 1] * down * right)
+    return (padded[top, left] * (1 - down) * (1 - right)
+            + padded[top + 1, left] * down * (1 - right)
+            + padded[top, left + 1] * (1 - down) * right
+            + padded[top + 1, left + 1] * down * right)

@@ -44,7 +44,8 @@ class Mean(_Reduction):
         return x.mean(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        return self.xp.broadcast_to(self._expand(grad) / grad.dtype.type(self.count), self.input_shape)
+        return self.xp.broadcast_to(self._expand(grad) / grad.dtype.type(self.count),
+                                    self.input_shape)
 
 
 class _Extremum(_Reduction):

@@ -290,7 +290,8 @@ class _Recurrence(Function):
         return states
 
     def _weight_gradient(self, inputs, grad_gates):
-        """Per direction ``sum_t inputs_t^T grad_t``: ``(D, T, N, a), (D, T, N, b) -> (D, a, b)``."""
+        """Per direction ``sum_t inputs_t^T grad_t``:
+        ``(D, T, N, a), (D, T, N, b) -> (D, a, b)``."""
         return self.xp.stack([products.matmul(steps_as_rows(i).T, steps_as_rows(g), xp=self.xp)
                               for i, g in zip(inputs, grad_gates)])
 

@@ -11,8 +11,8 @@ functions are metric functions too (``minidl.metrics.mse`` is
 
 from minidl.losses import (
     KLD, MAE, MAPE, MSE, MSLE, binary_crossentropy, categorical_crossentropy, categorical_hinge,
-    cosine, cosine_proximity, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh, logcosh, mae, mape,
-    mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+    cosine, cosine_proximity, hinge, kl_divergence, kld, kullback_leibler_divergence, log_cosh,
+    logcosh, mae, mape, mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
     mean_squared_logarithmic_error, mse, msle, poisson, sparse_categorical_crossentropy,
     squared_hinge)
 from minidl.metrics.accuracy_metrics import (

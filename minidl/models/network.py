@@ -180,7 +180,8 @@ class Network(Layer):
 
     @property
     def input(self):
-        """The model's input tensor (a list for several): ``Model(base.input, head(base.output))``."""
+        """The model's input tensor (a list for several):
+        ``Model(base.input, head(base.output))``."""
         return unpack_single(self._graph_ends(self.inputs))
 
     @property

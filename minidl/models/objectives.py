@@ -254,7 +254,8 @@ def _check_class_indices(labels, output_shape, where):
 
 
 def _check_same_shape(labels, output_shape, loss_name, where):
-    """Targets of ``output_shape`` (a trailing axis of size 1 added or dropped, as the losses do)."""
+    """Targets of ``output_shape`` (a trailing axis of size 1 added or dropped, as the losses
+    do)."""
     candidates = [tuple(output_shape)]
     if candidates[0][-1:] == (1,):
         candidates.append(candidates[0][:-1])

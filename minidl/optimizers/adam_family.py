@@ -145,7 +145,8 @@ class Nadam(Optimizer):
             raise TypeError('Nadam: got both schedule_decay and decay, its tf.keras name; pass one')
         schedule_decay = kwargs.pop('schedule_decay', kwargs.pop('decay', 0.004))
         schedule_decay = check_number('Nadam', 'schedule_decay', schedule_decay)
-        beta_1, beta_2 = _check_beta('Nadam', 'beta_1', beta_1), _check_beta('Nadam', 'beta_2', beta_2)
+        beta_1, beta_2 = (_check_beta('Nadam', 'beta_1', beta_1),
+                          _check_beta('Nadam', 'beta_2', beta_2))
         epsilon = check_number('Nadam', 'epsilon', 1e-07 if epsilon is None else epsilon)
         super().__init__(learning_rate, name, **kwargs)
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon

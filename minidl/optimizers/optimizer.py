@@ -249,7 +249,8 @@ class Optimizer:
         return entry[1]
 
     def weight_names(self):
-        """Names of the arrays of :meth:`get_weights`, in Keras 2's style ('Adam/dense/kernel/m:0')."""
+        """Names of the arrays of :meth:`get_weights`, in Keras 2's style
+        ('Adam/dense/kernel/m:0')."""
         if self.uses_get_updates:
             return keras_updates.variable_names(self.name, self.weights)
         names = [f'{self.name}/iter:0'] + [f'{self.name}/{state}:0' for state in self.state_names]
@@ -368,7 +369,8 @@ class Optimizer:
             if grad.shape != param.shape or other_module:
                 raise ValueError(f'{self.name}: the gradient of {_name(param, index)!r} has shape '
                                  f'{grad.shape} on {get_array_module(grad).__name__}, its '
-                                 f'parameter {param.shape} on {get_array_module(param.data).__name__}')
+                                 f'parameter {param.shape} on '
+                                 f'{get_array_module(param.data).__name__}')
             active.append(index)
             grads.append(grad.astype(param.dtype, copy=False))
         if params and not active:

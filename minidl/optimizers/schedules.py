@@ -90,7 +90,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         boundaries, values = list(boundaries), list(values)
         if len(values) != len(boundaries) + 1:
             raise ValueError(f'PiecewiseConstantDecay: values must have one more entry than '
-                             f'boundaries, got {len(values)} values for {len(boundaries)} boundaries')
+                             f'boundaries, got {len(values)} values for {len(boundaries)} '
+                             f'boundaries')
         if any(later <= earlier for earlier, later in zip(boundaries, boundaries[1:])):
             raise ValueError(f'PiecewiseConstantDecay: boundaries must be strictly increasing, '
                              f'got {boundaries}')

@@ -7,8 +7,9 @@ training settings are not part of it. :func:`model_from_json` builds a new
 model from it, with fresh weights, under the rules of :func:`load_model`:
 only minidl's registered classes and those in ``custom_objects`` are built,
 a Lambda layer (code) is refused, and a model whose weights would exceed
-the limit of :mod:`minidl.saving.load_limit` is refused before they exist. Losses given to ``add_loss`` are
-Python computations, not part of the architecture, and are not written.
+the limit of :mod:`minidl.saving.load_limit` is refused before they exist.
+Losses given to ``add_loss`` are Python computations, not part of the
+architecture, and are not written.
 
 YAML is not offered: reading YAML with a general loader can run code.
 """

@@ -3,10 +3,10 @@
 minidl normalises over every axis but the channel axis. oneDNN's data is
 (N, C, spatial...) with any strides, so an array of up to five axes is
 described as it lies, channels last or first, with the channel axis moved to
-second place (channels-last data then takes oneDNN's fast ``nhwc`` kernels). oneDNN's batch statistics are the mean and the
-biased variance, as ``functions.normalization.BatchNorm`` keeps them; the
-running statistics stay with the caller (``functions.batch_norm`` updates
-them, Keras's way).
+second place (channels-last data then takes oneDNN's fast ``nhwc``
+kernels). oneDNN's batch statistics are the mean and the biased variance, as
+``functions.normalization.BatchNorm`` keeps them; the running statistics stay
+with the caller (``functions.batch_norm`` updates them, Keras's way).
 
 A batch norm's statistics and its scale and shift gradients are sums over
 the whole batch, so its primitives are made for one thread: oneDNN's order

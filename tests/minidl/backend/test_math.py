@@ -1,4 +1,5 @@
-"""Elementwise functions, comparisons and products against numpy; their gradients by finite differences."""
+"""Elementwise functions, comparisons and products against numpy; their gradients by finite
+differences."""
 
 import numpy as np
 import pytest

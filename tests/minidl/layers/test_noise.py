@@ -1,4 +1,5 @@
-"""GaussianNoise, GaussianDropout and AlphaDropout against their formulas, drawn from a twin stream."""
+"""GaussianNoise, GaussianDropout and AlphaDropout against their formulas, drawn from a twin
+stream."""
 
 import math
 
@@ -25,7 +26,8 @@ def inputs(shape=(64, 20), seed=0):
 
 
 @pytest.mark.parametrize('layer', [layers.GaussianNoise(0.3), layers.GaussianDropout(0.4),
-                                   layers.AlphaDropout(0.2)], ids=lambda layer: type(layer).__name__)
+                                   layers.AlphaDropout(0.2)],
+                         ids=lambda layer: type(layer).__name__)
 def test_inference_passes_the_input_through(layer):
     x = inputs()
     np.testing.assert_array_equal(layer(x).numpy(), x)

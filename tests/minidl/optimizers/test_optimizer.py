@@ -73,7 +73,8 @@ def test_learning_rate_set_mid_training_takes_effect_at_the_next_step():
     optimizer.learning_rate = schedules.ExponentialDecay(0.1, decay_steps=1, decay_rate=0.5)
     actual += run_minidl(optimizer, params, grads[4:], tensors)
     rates = [0.1, 0.1, 0.05, 0.05, 0.1 * 0.5 ** 4, 0.1 * 0.5 ** 5]
-    expected = run_reference(sgd_step, params, grads, lambda iteration: rates[iteration], momentum=0.9)
+    expected = run_reference(sgd_step, params, grads, lambda iteration: rates[iteration],
+                             momentum=0.9)
     assert_trajectories_close(actual, expected)
 
 
@@ -168,7 +169,8 @@ def test_clipping_arguments_are_checked():
         with pytest.raises(ValueError, match=argument):
             optimizers.SGD(**{argument: 0.0})
     config = optimizers.Adam(clipnorm=1.5, clipvalue=0.5).get_config()
-    assert config['clipnorm'] == 1.5 and config['clipvalue'] == 0.5 and 'global_clipnorm' not in config
+    assert (config['clipnorm'] == 1.5 and config['clipvalue'] == 0.5
+            and 'global_clipnorm' not in config)
 
 
 # ----- state -----------------------------------------------------------------------------
@@ -237,7 +239,8 @@ def test_set_weights_checks_count_and_shapes_before_changing_anything():
         optimizer.set_weights([np.array(1)] * 7)
     run_minidl(optimizer, params, grads[:1])
     weights = optimizer.get_weights()
-    with pytest.raises(ValueError, match=r'expected 7 arrays \(Adam/iter:0, Adam/layer_0/kernel/m:0'):
+    with pytest.raises(ValueError,
+                       match=r'expected 7 arrays \(Adam/iter:0, Adam/layer_0/kernel/m:0'):
         optimizer.set_weights(weights[:-1])
     bad = [np.array(5)] + weights[1:]
     bad[4] = np.zeros((4, 3), np.float32)
@@ -341,7 +344,8 @@ def test_configs_round_trip_with_schedules_and_clipping(make):
     rebuilt = optimizers.deserialize(optimizers.serialize(optimizer))
     assert rebuilt.get_config() == config and rebuilt.name == 'custom'
     params, grads = make_problem()
-    for a, b in zip(run_minidl(optimizer, params, grads)[-1], run_minidl(rebuilt, params, grads)[-1]):
+    for a, b in zip(run_minidl(optimizer, params, grads)[-1],
+                    run_minidl(rebuilt, params, grads)[-1]):
         np.testing.assert_array_equal(a, b)
 
 

@@ -19,7 +19,8 @@ def test_get_resolves_names_case_insensitively(name, cls):
 def test_get_returns_instances_as_they_are_and_builds_from_dicts():
     optimizer = optimizers.Adam(0.01)
     assert optimizers.get(optimizer) is optimizer
-    rebuilt = optimizers.get({'class_name': 'SGD', 'config': {'learning_rate': 0.2, 'momentum': 0.9}})
+    rebuilt = optimizers.get({'class_name': 'SGD',
+                              'config': {'learning_rate': 0.2, 'momentum': 0.9}})
     assert (type(rebuilt), rebuilt.learning_rate, rebuilt.momentum) == (optimizers.SGD, 0.2, 0.9)
 
 

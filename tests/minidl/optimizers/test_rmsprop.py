@@ -1,4 +1,5 @@
-"""RMSprop: plain, centered and with momentum (epsilon inside the root), against numpy and PyTorch."""
+"""RMSprop: plain, centered and with momentum (epsilon inside the root), against numpy and
+PyTorch."""
 
 import pytest
 

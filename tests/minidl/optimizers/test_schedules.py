@@ -45,7 +45,8 @@ def test_configs_round_trip(schedule):
     assert config['class_name'] == type(schedule).__name__
     rebuilt = schedules.get(config)
     assert type(rebuilt) is type(schedule) and rebuilt.get_config() == schedule.get_config()
-    assert [rebuilt(step) for step in range(0, 50, 3)] == [schedule(step) for step in range(0, 50, 3)]
+    assert ([rebuilt(step) for step in range(0, 50, 3)]
+            == [schedule(step) for step in range(0, 50, 3)])
     assert schedules.get(schedule) is schedule
 
 

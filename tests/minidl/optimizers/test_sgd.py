@@ -7,7 +7,8 @@ from minidl import optimizers
 from tests.minidl.optimizers.reference import (
     assert_trajectories_close, make_problem, run_minidl, run_reference, run_torch, sgd_step)
 
-CASES = [{}, {'momentum': 0.9}, {'momentum': 0.9, 'nesterov': True}, {'momentum': 0.5, 'nesterov': True}]
+CASES = [{}, {'momentum': 0.9}, {'momentum': 0.9, 'nesterov': True},
+         {'momentum': 0.5, 'nesterov': True}]
 
 
 @pytest.mark.parametrize('hyper', CASES)

@@ -179,7 +179,8 @@ def test_the_limit_is_the_total_of_the_weights_from_the_argument_or_the_environm
     # The last weight made (dense_1's bias, 8 bytes) is the one over the limit.
     with pytest.raises(ValueError, match=r"model\.h5.*layer 'dense_1' \(Dense\) asks for "
                                          r"weights kernel \(4, 2\), bias \(2,\) float32.*"
-                                         r"limit of 103 bytes.*trust the file.*load_model\(\.\.\., max_bytes="):
+                                         r"limit of 103 bytes.*trust the file.*"
+                                         r"load_model\(\.\.\., max_bytes="):
         load_model(path, max_bytes=total - 1)
     monkeypatch.setenv('MINIDL_MAX_LOAD_BYTES', str(total - 1))
     with pytest.raises(ValueError, match="'dense_1'"):

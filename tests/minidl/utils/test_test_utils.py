@@ -131,7 +131,8 @@ def test_every_registered_layer_is_covered():
 def test_expected_output_is_compared():
     x = np.arange(6, dtype='float32').reshape(2, 3)
     np.testing.assert_array_equal(
-        layer_test(layers.Activation, {'activation': 'relu'}, input_data=x - 2), np.maximum(x - 2, 0))
+        layer_test(layers.Activation, {'activation': 'relu'}, input_data=x - 2),
+        np.maximum(x - 2, 0))
     with pytest.raises(AssertionError, match='expected_output'):
         layer_test(layers.Activation, {'activation': 'relu'}, input_data=x, expected_output=-x)
 
