@@ -90,7 +90,8 @@ class DataParallel(Strategy):
         if batch_size is not None and batch_size % self.size:
             raise ValueError(f'batch_size={batch_size} is the global batch size, split over '
                              f'{self.size} ranks; it must be divisible by {self.size} '
-                             f'(e.g. batch_size={batch_size - batch_size % self.size or self.size})')
+                             f'(e.g. batch_size='
+                             f'{batch_size - batch_size % self.size or self.size})')
         plan = {'samples': samples, 'batch_size': batch_size, 'steps': steps,
                 'architecture': model_sync.architecture_digest(self._model)}
         with doing('comparing the data, batch size, steps and model of all ranks'):

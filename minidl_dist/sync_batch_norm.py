@@ -84,7 +84,8 @@ class SyncBatchNormalization(BatchNormalization):
         with no_grad():
             momentum = self.momentum
             unbiased = variance.data * (count / max(count - 1.0, 1.0))
-            self.moving_mean.data[...] = self.moving_mean.data * momentum + mean.data * (1 - momentum)
+            self.moving_mean.data[...] = (self.moving_mean.data * momentum
+                                          + mean.data * (1 - momentum))
             self.moving_variance.data[...] = (self.moving_variance.data * momentum
                                               + unbiased * (1 - momentum))
         return outputs

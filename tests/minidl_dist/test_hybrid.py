@@ -16,7 +16,8 @@ WEIGHT_TOLERANCE = 1e-5
 
 @pytest.fixture(scope='module')
 def runs(tmp_path_factory):
-    """Output directories of the fit runs: 'reference' (one process), 'data-2', 'hybrid-2', 'hybrid-4'."""
+    """Output directories of the fit runs: 'reference' (one process), 'data-2', 'hybrid-2',
+    'hybrid-4'."""
     directories = {}
     for name, ranks in [('reference', None), ('data-2', 2), ('hybrid-2', 2), ('hybrid-4', 4)]:
         directory = directories[name] = tmp_path_factory.mktemp(name)

@@ -30,7 +30,8 @@ from minidl.optimizers import SGD, Adam
 def data(count, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(count, 6, 6, 1)).astype('float32')
-    labels = (x[:, :3].sum(axis=(1, 2, 3)) > 0).astype('int64') + (x[:, 3:, :3].mean(axis=(1, 2, 3)) > 0.2)
+    labels = ((x[:, :3].sum(axis=(1, 2, 3)) > 0).astype('int64')
+              + (x[:, 3:, :3].mean(axis=(1, 2, 3)) > 0.2))
     return x, np.eye(3, dtype='float32')[labels]
 
 

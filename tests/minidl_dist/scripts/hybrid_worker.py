@@ -37,7 +37,8 @@ EPOCHS, BATCH = 3, 16
 def data(count, seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(count, 6, 6, 1)).astype('float32')
-    labels = (x[:, :3].sum(axis=(1, 2, 3)) > 0).astype('int64') * 2 + (x[:, 3:, :3].mean(axis=(1, 2, 3)) > 0.2)
+    labels = ((x[:, :3].sum(axis=(1, 2, 3)) > 0).astype('int64') * 2
+              + (x[:, 3:, :3].mean(axis=(1, 2, 3)) > 0.2))
     return x, np.eye(4, dtype='float32')[labels]
 
 
@@ -72,7 +73,8 @@ def functions_check(output, dist):
     errors = {
         'forward': float(np.abs(y.data - expected_y).max()),
         'own_rows': float(np.abs(mine.data - expected_y[start:start + counts[rank]]).max()),
-        'input_gradient': float(np.abs(x.grad.data - (upstream @ kernel.T)[start:start + counts[rank]]).max()),
+        'input_gradient': float(np.abs(
+            x.grad.data - (upstream @ kernel.T)[start:start + counts[rank]]).max()),
         'kernel_gradient': float(np.abs(w.grad.data - (x_all.T @ upstream)[:, columns]).max()),
         'bias_gradient': float(np.abs(b.grad.data - upstream.sum(0)[columns]).max()),
     }
