@@ -28,6 +28,7 @@ REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/te
 # --durations: the slowest tests, so that a suite growing slow shows where.
 # (A quick local run: $(PYTHON) -m pytest -m 'not mpi' skips the mpirun launches.)
 test: install
+	$(PYTHON) -m ruff check .
 	$(PYTHON) -m pytest --durations=15
 	MINIDL_USE_ONEDNN=never $(PYTHON) -m pytest $(REFERENCE_TESTS)
 

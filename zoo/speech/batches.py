@@ -24,7 +24,8 @@ from zoo.speech.alphabet import ENGLISH
 
 
 def pad_features(features):
-    """Utterances ``[(frames_i, bins)]`` as one float32 array ``(n, max frames, bins)``, zero-padded.
+    """Utterances ``[(frames_i, bins)]`` as one float32 array ``(n, max frames, bins)``,
+    zero-padded.
 
     Raises:
         ValueError: If the utterances differ in bins, or one has no frame.
