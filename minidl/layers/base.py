@@ -125,7 +125,10 @@ class Layer(UpdateMethods):
         has unknown sizes other than the batch, or draws random numbers.
         """
         def zeros(shape):
-            return Tensor(np.zeros([1 if size is None else size for size in shape], self.dtype))
+            shape = [1 if size is None else size for size in shape]
+            weight_budget.reserve_array(self, 'a stand-in input', shape, np.dtype(self.dtype),
+                                        kept=False)
+            return Tensor(np.zeros(shape, self.dtype))
         with no_grad():
             outputs = self.call(map_structure_shapes(zeros, input_shape))
         return map_structure(lambda y: (None,) + tuple(y.shape[1:]), outputs)

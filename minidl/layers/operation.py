@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from minidl.compute import unique_name
+from minidl.layers import weight_budget
 from minidl.layers.base import Layer
 from minidl.layers.runs import not_recording_losses
 from minidl.layers.input_layer import InputLayer
@@ -240,4 +241,6 @@ def _stand_in(symbol, unknown_size):
         feeds = {id(source): _stand_in(source, unknown_size) for source in sources}
         return evaluate([symbol], feeds)[0]
     shape = tuple(unknown_size if size is None else size for size in symbol.shape)
+    weight_budget.reserve_array(layer, 'a stand-in input', shape, np.dtype(symbol.dtype),
+                                kept=False)
     return Tensor(np.full(shape, 1 if symbol.dtype.kind == 'f' else 0, symbol.dtype))

@@ -4,6 +4,7 @@ import numpy as np
 
 from minidl import functions as F
 from minidl.compute import to_numpy
+from minidl.layers import weight_budget
 from minidl.layers.base import Layer
 from minidl.layers.input_spec import InputSpec
 from minidl.layers.rnn_cells import (
@@ -264,6 +265,9 @@ class RNN(Layer):
                              f'unknown; call it on an input first')
         shapes = [(self._batch_size, size) for size in state_sizes(self.cell)]
         if states is None:
+            for shape in shapes:
+                weight_budget.reserve_array(self, 'a state', shape, np.dtype(self.dtype),
+                                            kept=True)
             values = [np.zeros(shape, self.dtype) for shape in shapes]
         else:
             values = [np.asarray(to_numpy(s.data if isinstance(s, Tensor) else s))

@@ -8,8 +8,10 @@ drawn from their initializers. Inside :func:`weight_budget`,
 before creating it, raising a ValueError that names the layer and the
 shapes once the model's weights would exceed it, and (with ``draw=False``)
 fills the weight with zeros instead of calling its initializer, which also
-leaves the random generators untouched. The budget belongs to the thread
-that opened it.
+leaves the random generators untouched. The arrays a layer makes otherwise
+while it is built (a stateful layer's states, the stand-in inputs that infer
+output shapes) are checked against it too (:func:`reserve_array`). The
+budget belongs to the thread that opened it.
 """
 
 import contextlib
@@ -69,6 +71,28 @@ def reserve(layer, name, shape, dtype):
     budget.used += size
     budget.weights.append((layer.name, name, shape, size))
     return budget.draw
+
+
+def reserve_array(layer, what, shape, dtype, kept):
+    """Count an array that ``layer`` makes outside :meth:`Layer.add_weight` while a model
+    is built (a stateful layer's states, kept; a stand-in input that infers shapes,
+    dropped at once) against the open budget, if any, before it is allocated.
+
+    Raises:
+        ValueError: If the array does not fit in what the weights before it left.
+    """
+    budget = getattr(_local, 'budget', None)
+    if budget is None:
+        return
+    size = math.prod(1 if s is None else s for s in shape) * dtype.itemsize
+    if budget.used + size > budget.max_bytes:
+        raise ValueError(
+            f'layer {layer.name!r} ({type(layer).__name__}) needs {what} of shape '
+            f'{tuple(shape)} {dtype}, which takes {_size(size)}; with the '
+            f'{_size(budget.used)} of the weights before it the model would need more than '
+            f'the limit of {_size(budget.max_bytes)}, so nothing was allocated{budget.hint}')
+    if kept:
+        budget.used += size
 
 
 def _size(count):

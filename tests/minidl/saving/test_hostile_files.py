@@ -340,3 +340,37 @@ def test_the_budget_holds_only_in_the_thread_that_opened_it():
         thread.join()
     assert not np.any(built['here'])
     assert np.all(built['elsewhere'] != 0)  # glorot_uniform values: never exactly 0 here
+
+
+# ----- arrays made while building, outside add_weight --------------------------------
+
+def test_arrays_a_layer_makes_while_built_count_against_the_limit():
+    """A stateful layer's states and the stand-in inputs that infer output shapes are
+    sized by the config too: a crafted batch or input size is refused before allocating."""
+    from minidl.layers import LSTM, Input, Layer
+    from minidl.models import Model, Sequential
+    from minidl.saving import model_from_json
+    stateful = Sequential([LSTM(8, stateful=True, batch_input_shape=(4, 3, 2))])
+    config = json.loads(stateful.to_json())
+    config['config']['layers'][0]['config']['batch_input_shape'] = [100_000, 3, 2]
+    # The LSTM's weights take 320 bytes; its two states 100,000 x 8 float32 each.
+    with pytest.raises(ValueError, match=r"layer 'lstm.*' \(LSTM\) needs a state of shape "
+                                         r"\(100000, 8\) float32"):
+        model_from_json(json.dumps(config), max_bytes=100_000)
+    assert model_from_json(stateful.to_json(), max_bytes=100_000).count_params() == 352
+    # A layer of the user's own that infers its output shape by running on a stand-in
+    # input (Layer's default): the file, not the user, sizes that stand-in.
+    class Doubled(Layer):
+        def call(self, inputs):
+            return inputs * 2
+
+    inputs = Input((3, 2))
+    shaped = Model(inputs, Doubled(name='doubled')(inputs))
+    config = json.loads(shaped.to_json())
+    for layer in config['config']['layers']:
+        if layer['class_name'] == 'InputLayer':
+            layer['config']['batch_input_shape'] = [None, 30_000, 30_000]
+    with pytest.raises(ValueError, match=r"layer 'doubled' \(Doubled\) needs a stand-in input "
+                                         r"of shape \(1, 30000, 30000\)"):
+        model_from_json(json.dumps(config), {'Doubled': Doubled}, max_bytes=100_000)
+    assert model_from_json(shaped.to_json(), {'Doubled': Doubled}).output_shape == (None, 3, 2)
