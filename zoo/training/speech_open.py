@@ -16,7 +16,9 @@ list's SHA-256). The recipe:
    anywhere and started again with the same ``--checkpoints`` directory, it
    continues from the last finished epoch and writes the same bits as a run
    that never stopped;
-3. writes the weights (``deepspeech2_open.h5``) and prints their SHA-256,
+3. writes the weights (``deepspeech2_open.h5``) and the language model
+   (``deepspeech2_open_lm.json.gz``, so that decoding needs no word list)
+   and prints their SHA-256,
    the CER and WER on the test utterances for greedy decoding, a beam of 16,
    and the beam with the character language model :func:`language_model`,
    and the transcription of each of :data:`zoo.speech.words.EVERYDAY_PHRASES`
@@ -27,6 +29,7 @@ machine writes the same bits; other CPUs may round differently.
 """
 
 import argparse
+import gzip
 import hashlib
 import os
 import pathlib
@@ -135,6 +138,10 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     model.save_weights(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     lm = language_model(vocabulary)
+    lm_path = pathlib.Path(output_dir) / f'{family}_open_lm.json.gz'
+    # mtime=0: the same counts give the same bytes on every run.
+    lm_path.write_bytes(gzip.compress(lm.to_json().encode('utf-8'), mtime=0))
+    print(f'{lm_path} sha256 {hashlib.sha256(lm_path.read_bytes()).hexdigest()}')
     rates = error_rates(model, test, lm)
     print(f'{family}: {epochs} epochs on {len(training)} utterances, {epochs - done} of them in '
           f'this call ({minutes:.1f} min); {path} sha256 {digest}')
