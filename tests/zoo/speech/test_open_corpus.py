@@ -3,6 +3,7 @@ shards that resume, and the augmentation."""
 
 import os
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -100,3 +101,9 @@ def test_augmentation_is_seeded_and_can_stay_clean_or_go_narrowband():
         tone = spectrum[5900:6100].max() / spectrum.max()
         outcomes.add((clean, bool(tone < 0.01)))  # the tone gone: an 8 kHz channel
     assert {(True, False), (False, True), (False, False)} <= outcomes
+
+
+def test_the_readme_names_the_everyday_phrases():
+    readme = ' '.join((Path(__file__).resolve().parents[3] / 'README.md').read_text().split())
+    for phrase in words.EVERYDAY_PHRASES:
+        assert f'"{phrase}"' in readme
