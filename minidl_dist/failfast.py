@@ -23,6 +23,7 @@ import contextlib
 import os
 import sys
 import time
+import traceback
 
 _activities = []
 _failure = {}  # the last exception raised inside ``doing``, and where
@@ -62,8 +63,9 @@ def abort(comm, message, status=1):
     sys.stderr.flush()
     sys.stdout.flush()
     # mpirun forwards ranks' output asynchronously and stops forwarding once
-    # the job is aborted: give it a moment to pass this message on.
-    time.sleep(0.5)
+    # the job is aborted: give it a moment to pass this message on (on a loaded
+    # machine 0.5 s was seen to lose another rank's traceback).
+    time.sleep(1.0)
     comm.Abort(status)
     # Abort may return before the process is killed; make sure it ends.
     _os_exit(status)
@@ -80,12 +82,18 @@ def fail(comm, error, hook=None):
             it set one).
     """
     rank, size = comm.Get_rank(), comm.Get_size()
-    sys.stderr.write(f'minidl_dist: rank {rank} of {size} failed while '
-                     f'{describe_failure(error)}:\n')
-    try:
-        (hook or sys.excepthook)(type(error), error, error.__traceback__)
-    except BaseException:  # a broken hook must not keep the job from ending
-        sys.__excepthook__(type(error), error, error.__traceback__)
+    header = f'minidl_dist: rank {rank} of {size} failed while {describe_failure(error)}:\n'
+    hook = hook or sys.excepthook
+    if hook is sys.__excepthook__:
+        # One write: under load a rank can be descheduled between two writes while
+        # another rank aborts the job, which would cut the report after its header.
+        sys.stderr.write(header + ''.join(traceback.format_exception(error)))
+    else:
+        sys.stderr.write(header)
+        try:
+            hook(type(error), error, error.__traceback__)
+        except BaseException:  # a broken hook must not keep the job from ending
+            sys.__excepthook__(type(error), error, error.__traceback__)
     abort(comm, f'minidl_dist: aborting all {size} ranks\n')
 
 
