@@ -20,13 +20,12 @@ import json
 import os
 import pathlib
 import re
-import signal
 import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass
 
-import pytest
+from tests.minidl_dist.launch import run_process
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / 'README.md'
@@ -195,15 +194,7 @@ def run(command, cwd, env, timeout, shell=False):
     """``command`` (a list, or a bash script if ``shell``), killed with its process group
     on timeout; returns the CompletedProcess."""
     argv = ['bash', '-e', '-c', command] if shell else command
-    process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        pytest.fail(f'{command} did not finish in {timeout} s\n{stdout}\n{stderr}')
-    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(argv, *run_process(argv, cwd, env, timeout))
 
 
 RUNNER = textwrap.dedent('''\

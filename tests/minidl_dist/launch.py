@@ -49,15 +49,22 @@ def launch(script, *args, ranks=None, timeout=90, env=None, launcher=False):
     env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1',
                PYTHONPATH=str(ROOT), **(env or {}))
     start = time.monotonic()
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+    returncode, stdout, stderr = run_process(command, ROOT, env, timeout)
+    return Run(returncode, stdout, stderr, time.monotonic() - start)
+
+
+def run_process(argv, cwd, env, timeout):
+    """``(returncode, stdout, stderr)`` of ``argv``; on timeout its whole process group
+    (mpirun and every rank, or a shell and its children) is killed and the test fails."""
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         stdout, stderr = process.communicate()
-        pytest.fail(f'{" ".join(command)} did not finish in {timeout} s\n{stdout}\n{stderr}')
-    return Run(process.returncode, stdout, stderr, time.monotonic() - start)
+        pytest.fail(f'{" ".join(argv)} did not finish in {timeout} s\n{stdout}\n{stderr}')
+    return process.returncode, stdout, stderr
 
 
 def results(directory, ranks):
