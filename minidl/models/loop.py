@@ -23,8 +23,16 @@ from minidl.tensor import Tensor, no_grad
 
 
 def model_device(model):
-    """The Device of the model's weights (the default device while it has none)."""
-    weights = model.weights
+    """The Device of the model's weights (the default device while it has none).
+
+    The first layer with weights tells: every step asks, and listing all of a
+    large model's weights would cost more than the step's bookkeeping.
+    """
+    for layer in model.layers:
+        weights = layer.weights
+        if weights:
+            return weights[0].device
+    weights = model.weights  # a model whose weights are its own, not its layers'
     return weights[0].device if weights else get_default_device()
 
 
