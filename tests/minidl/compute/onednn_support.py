@@ -58,18 +58,22 @@ def on_threads(monkeypatch, count, fresh_primitives, run):
         threads._blas.release()
 
 
-def assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, run, names):
+def assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, run, names,
+                                            run_to_run=False):
     """``run()``, a list of arrays named ``names``, gives the same bits with minidl's pool
-    on one thread and on two (see :func:`on_threads` for ``fresh_primitives``).
+    on one thread and on two (see :func:`on_threads` for ``fresh_primitives``), and with
+    ``run_to_run`` on two threads a second time too.
 
     Returns:
         The arrays of the two-thread run.
     """
     one = on_threads(monkeypatch, 1, fresh_primitives, run)
     two = on_threads(monkeypatch, 2, fresh_primitives, run)
-    assert len(one) == len(two) == len(names)
-    for name, a, b in zip(names, one, two):
+    again = on_threads(monkeypatch, 2, fresh_primitives, run) if run_to_run else two
+    assert len(one) == len(two) == len(again) == len(names)
+    for name, a, b, c in zip(names, one, two, again):
         assert np.array_equal(a, b), name
+        assert np.array_equal(b, c), f'{name}, run to run'
     return two
 
 

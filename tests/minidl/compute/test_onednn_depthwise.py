@@ -10,7 +10,7 @@ from minidl.functions.depthwise import DepthwiseConv2D, depthwise_conv2d
 from minidl.tensor import Tensor
 
 from tests.minidl.compute.onednn_support import (
-    assert_close, assert_same_bits_on_one_and_two_threads, on_threads, require_onednn)
+    assert_close, assert_same_bits_on_one_and_two_threads, require_onednn)
 
 require_onednn('its depthwise convolution')
 
@@ -102,7 +102,6 @@ def test_the_function_takes_the_onednn_branch_and_never_the_reference(onednn_on,
 def test_one_and_two_pool_threads_give_the_same_bits(fresh_primitives, onednn_on, monkeypatch):
     case = CASES[0]  # batch 5: chunks of 2, 2 and 1
     run = lambda: _run(case)[0]  # noqa: E731
-    two = assert_same_bits_on_one_and_two_threads(
-        monkeypatch, fresh_primitives, run, ['y', 'x grad', 'kernel grad', 'bias grad'])
-    for a, b in zip(two, on_threads(monkeypatch, 2, fresh_primitives, run)):
-        assert np.array_equal(a, b)  # and run to run
+    assert_same_bits_on_one_and_two_threads(
+        monkeypatch, fresh_primitives, run, ['y', 'x grad', 'kernel grad', 'bias grad'],
+        run_to_run=True)
