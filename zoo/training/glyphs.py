@@ -25,6 +25,7 @@ from minidl.datasets import glyphs
 from minidl.optimizers import SGD, Adam
 
 import zoo
+from zoo.training.schedule import step_schedule
 
 # AlexNet has no batch normalization, and SGD moved it off its initial loss
 # only slowly; Adam trains it in a few epochs.
@@ -48,13 +49,6 @@ def glyph_letters(samples_per_font=SAMPLES_PER_FONT):
                                                             seed=SEED)
     return ((zoo.resnet_cifar.preprocess_input(x_train[..., None]), y_train),
             (zoo.resnet_cifar.preprocess_input(x_test[..., None]), y_test))
-
-
-def step_schedule(learning_rate, decay_epochs):
-    """The rate divided by 10 at each epoch of ``decay_epochs``."""
-    def schedule(epoch):
-        return learning_rate * 0.1 ** sum(epoch >= boundary for boundary in decay_epochs)
-    return schedule
 
 
 def train(name, output_dir, epochs=None, samples_per_font=SAMPLES_PER_FONT, verbose=2):

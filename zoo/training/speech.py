@@ -30,6 +30,7 @@ from zoo.speech import corpus, pretrained
 from zoo.speech.batches import SpeechBatches
 from zoo.speech.metrics import cer
 from zoo.speech.transcribe import transcribe
+from zoo.training import schedule
 
 SEED = 0
 UTTERANCES = 8000
@@ -56,9 +57,8 @@ def language_model():
     return pretrained.language_model()
 
 
-def step_schedule(epoch):
-    """The learning rate, divided by 10 at each epoch of :data:`DECAY_EPOCHS`."""
-    return LEARNING_RATE * 0.1 ** sum(epoch >= boundary for boundary in DECAY_EPOCHS)
+# The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
+step_schedule = schedule.step_schedule(LEARNING_RATE, DECAY_EPOCHS)
 
 
 def error_rates(model, data, lm):

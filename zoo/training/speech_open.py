@@ -50,17 +50,17 @@ from zoo.speech.metrics import cer, wer
 from zoo.speech.transcribe import transcribe, transcribe_file
 from zoo.speech.voices import espeak
 from zoo.speech.words import EVERYDAY_PHRASES
+from zoo.training import schedule
 from zoo.training.resumable import fit_resumable
+from zoo.training.speech import BATCH_SIZE, CONFIG, LEARNING_RATE
 
 SEED = 0
 UTTERANCES = 48000
 TEST_UTTERANCES = 500
-CONFIG = {'input_dim': 40, 'conv_layers': 1, 'filters': 32, 'rnn': 'gru', 'rnn_layers': 3,
-          'units': 160, 'merge_mode': 'sum', 'sequence_batch_norm': True}
+# The model, its learning rate and batch are the closed-vocabulary recipe's
+# (zoo.training.speech: CONFIG, LEARNING_RATE, BATCH_SIZE); the epochs differ.
 EPOCHS = 12
 DECAY_EPOCHS = (8, 11)
-LEARNING_RATE = 2e-3
-BATCH_SIZE = 32
 # The language model: a character 5-gram counted on training texts of the
 # corpus drawn from a stream of their own (never a test word).
 LM_ORDER, LM_TEXTS, LM_SEED = 5, 50000, 0x6c6d
@@ -75,9 +75,8 @@ def language_model(vocabulary):
     return CharNgramModel.train(texts, order=LM_ORDER)
 
 
-def step_schedule(epoch):
-    """The learning rate, divided by 10 at each epoch of :data:`DECAY_EPOCHS`."""
-    return LEARNING_RATE * 0.1 ** sum(epoch >= boundary for boundary in DECAY_EPOCHS)
+# The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
+step_schedule = schedule.step_schedule(LEARNING_RATE, DECAY_EPOCHS)
 
 
 def build_model(family='deepspeech2'):
