@@ -17,29 +17,24 @@ data-parallel layers are summed over ranks as in
 :class:`~minidl_dist.strategy.DataParallel`; the others are complete on
 every rank already. Whatever reads or writes the weights as a whole
 (``save``, ``get_weights``, ``summary``, ...) gathers the shards first,
-on every rank, so files have the ordinary Keras layout.
+on every rank, so files have the ordinary Keras layout. The layers to place
+are found in the model's graph (:mod:`minidl_dist.hybrid_layers`).
 """
 
 import contextlib
 
 from minidl import Tensor
-from minidl.layers import (Conv1D, Conv2D, Conv3D, Dense, LocallyConnected1D,
-                           LocallyConnected2D, SeparableConv1D, SeparableConv2D)
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
 from minidl_dist import data, model_parts, model_sync
 from minidl_dist.comm import from_host
 from minidl_dist.failfast import doing
 from minidl_dist.functions import gather_last_axis
+from minidl_dist.hybrid_layers import (check_invariant_mode, check_no_penalties,
+                                       downstream_layers, model_parallel_layers)
 from minidl_dist.model_parallel import ColumnShard, GlobalBatch, Region
 from minidl_dist.packing import Packing
 from minidl_dist.strategy import DataParallel
-
-
-# Every convolution layer derives from one of these (DepthwiseConv2D and the
-# transposed convolutions from Conv2D and Conv3D).
-_CONVOLUTIONS = (Conv1D, Conv2D, Conv3D, LocallyConnected1D, LocallyConnected2D,
-                 SeparableConv1D, SeparableConv2D)
 
 
 class HybridParallel(DataParallel):
@@ -80,11 +75,11 @@ class HybridParallel(DataParallel):
             raise ValueError(f'minidl_dist: model {model.name!r} has no weights yet; '
                              f'model_parallel needs them at compile time (give the first '
                              f'layer input_shape=, or call the model once)')
-        sharded = self._model_parallel_layers(model)
-        downstream = _downstream(model, sharded)
-        _check_no_penalties(downstream)
+        sharded = model_parallel_layers(model, self.model_parallel, self.size)
+        downstream = downstream_layers(model, sharded)
+        check_no_penalties(downstream)
         if self.micro_shards is not None:
-            _check_invariant_mode(downstream, sharded, self.micro_shards)
+            check_invariant_mode(downstream, sharded, self.micro_shards)
         with doing("broadcasting rank 0's weights"):
             model_sync.broadcast_model(self.comm, model)
         region = Region(self, [tensor.node.layer for tensor in flatten(model.outputs)])
@@ -97,33 +92,6 @@ class HybridParallel(DataParallel):
         self._sharded = sharded
         self._attached = model
         self._keep_own_columns()
-
-    def _model_parallel_layers(self, model):
-        layers = [layer for layer in model.layers]
-        if self.model_parallel == 'dense':
-            convolutions = [index for index, layer in enumerate(layers) if _is_convolution(layer)]
-            first = convolutions[-1] + 1 if convolutions else 0
-            chosen = [layer for layer in layers[first:] if isinstance(layer, Dense)]
-            if not chosen:
-                raise ValueError(f"model_parallel='dense': model {model.name!r} has no Dense "
-                                 f"layer after its last convolution")
-        else:
-            by_name = {layer.name: layer for layer in layers}
-            missing = [name for name in self.model_parallel if name not in by_name]
-            if missing:
-                dense = [layer.name for layer in layers if isinstance(layer, Dense)]
-                raise ValueError(f'model_parallel names {missing}, which model {model.name!r} '
-                                 f'does not have; its Dense layers are {dense}')
-            chosen = [by_name[name] for name in self.model_parallel]
-        for layer in chosen:
-            if not isinstance(layer, Dense):
-                raise ValueError(f'model_parallel: layer {layer.name!r} is a '
-                                 f'{type(layer).__name__}; only Dense layers can be split')
-            if layer.units % self.size:
-                raise ValueError(f'model_parallel: layer {layer.name!r} has {layer.units} units, '
-                                 f'which {self.size} ranks cannot share evenly; use a number of '
-                                 f'ranks that divides it, or leave the layer data-parallel')
-        return chosen
 
     # ----- the shards -------------------------------------------------------------------
 
@@ -260,57 +228,5 @@ class HybridParallel(DataParallel):
             else contextlib.nullcontext()
 
 
-def _check_no_penalties(downstream):
-    # Penalties are added to each rank's loss scaled by its share of the batch,
-    # which is right for weights every rank holds whole and sums gradients of,
-    # not for shards or for weights each rank computes the whole gradient of.
-    for layer in downstream:
-        if layer.losses or layer.activity_regularizer is not None:
-            raise NotImplementedError(
-                f'model_parallel: layer {layer.name!r} (a model-parallel layer or one after it) '
-                f'has a weight or activity penalty; penalties there are not supported yet '
-                f'(leave them out, or the layer data-parallel)')
-
-
-def _check_invariant_mode(downstream, sharded, micro_shards):
-    for layer in sharded:
-        if layer.units % micro_shards:
-            raise ValueError(f'model_parallel with micro_shards={micro_shards}: layer '
-                             f'{layer.name!r} has {layer.units} units, which cannot be cut into '
-                             f'{micro_shards} equal column blocks')
-    for layer in downstream:
-        if layer not in sharded and layer.trainable_weights:
-            raise NotImplementedError(
-                f'model_parallel with micro_shards: layer {layer.name!r} comes after a '
-                f'model-parallel layer and has weights; in the invariant mode the layers there '
-                f'must be model-parallel Dense layers or have no weights (Dropout, Activation)')
-
-
 def _set_gradient(weight, values):
     weight.grad = Tensor(from_host(values, weight.data), dtype=weight.dtype)
-
-
-def _is_convolution(layer):
-    return isinstance(layer, _CONVOLUTIONS)
-
-
-def _downstream(model, sharded):
-    """The layers of ``model`` that compute on the outputs of ``sharded`` layers, in model order.
-
-    Read from the model's config (Keras 2's layout): a Sequential model is a
-    chain; a functional model lists each layer's inbound layers by name.
-    """
-    layers = model.layers
-    try:
-        config = model.get_config()
-    except NotImplementedError:
-        raise ValueError(f'model_parallel places the layers of a Sequential or functional '
-                         f'model; {model.name!r} is subclassed (it has no graph to read)') from None
-    entries = config.get('layers', []) if isinstance(config, dict) else config
-    if entries and 'inbound_nodes' not in entries[0]:  # a chain: all from the first on
-        return layers[min(layers.index(layer) for layer in sharded):]
-    reached = {layer.name for layer in sharded}
-    for entry in entries:
-        if any(inbound[0] in reached for node in entry['inbound_nodes'] for inbound in node):
-            reached.add(entry['config']['name'])
-    return [layer for layer in layers if layer.name in reached]
