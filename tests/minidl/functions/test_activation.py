@@ -220,3 +220,21 @@ def test_leaves_the_incoming_gradient_untouched():
                      A.softmax, A.log_softmax, A.softplus, A.softsign, A.gelu):
         function(x).backward(upstream)
         assert (upstream == 1).all(), function.__name__
+
+
+@pytest.mark.parametrize('shape', [(3, 5), (4, 70_000), (2, 3, 40_000)])
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
+def test_relu_has_the_bits_of_numpy_maximum_with_zero(shape, dtype):
+    # Contiguous inputs take a tiled path (compared with an array of zeros); it must
+    # give what max(x, 0) gives, special values included, across tile boundaries.
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    flat = x.reshape(-1)
+    specials = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf,
+                         np.finfo(dtype).tiny / 2, -np.finfo(dtype).tiny / 2], dtype)
+    for start in (0, 65_535, flat.size - len(specials)):
+        flat[start:start + len(specials)] = specials
+    expected = np.maximum(x, 0)
+    for array in (x, np.asfortranarray(x)):  # the tiled path and the plain one
+        actual = A.relu(Tensor(array)).data
+        assert actual.dtype == dtype
+        np.testing.assert_array_equal(actual.view(np.uint8), expected.view(np.uint8))
