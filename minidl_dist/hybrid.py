@@ -17,13 +17,17 @@ data-parallel layers are summed over ranks as in
 :class:`~minidl_dist.strategy.DataParallel`; the others are complete on
 every rank already. Whatever reads or writes the weights as a whole
 (``save``, ``get_weights``, ``summary``, ...) gathers the shards first,
-on every rank, so files have the ordinary Keras layout. The layers to place
-are found in the model's graph (:mod:`minidl_dist.hybrid_layers`).
+on every rank, so files have the ordinary Keras layout.
+
+The layers to place are found in the model's graph
+(:mod:`minidl_dist.hybrid_layers`). Each forward pass's rows (each rank's,
+or a round of micro-shards in the invariant mode) are described by a
+:class:`~minidl_dist.hybrid_pass.Pass` that the strategy hands to the
+placements' shared :class:`~minidl_dist.model_parallel.Region`.
 """
 
 import contextlib
 
-from minidl import Tensor
 from minidl.layers.nest import flatten
 from minidl.models.strategy import count_of
 from minidl_dist import data, model_parts, model_sync
@@ -32,6 +36,7 @@ from minidl_dist.failfast import doing
 from minidl_dist.functions import gather_last_axis
 from minidl_dist.hybrid_layers import (check_invariant_mode, check_no_penalties,
                                        downstream_layers, model_parallel_layers)
+from minidl_dist.hybrid_pass import Pass
 from minidl_dist.model_parallel import ColumnShard, GlobalBatch, Region
 from minidl_dist.packing import Packing
 from minidl_dist.strategy import DataParallel
@@ -57,8 +62,7 @@ class HybridParallel(DataParallel):
         self._attached = None
         self._sharded = []  # the model-parallel layers
         self._complete = set()  # ids of weights whose gradients every rank computes whole
-        self._row_counts = None
-        self._round = None  # the micro-shards being computed together, in the invariant mode
+        self._region = None  # what the placements share; it carries each pass's rows
         self._whole = False
 
     # ----- placing the model at compile time ------------------------------------------
@@ -82,14 +86,17 @@ class HybridParallel(DataParallel):
             check_invariant_mode(downstream, sharded, self.micro_shards)
         with doing("broadcasting rank 0's weights"):
             model_sync.broadcast_model(self.comm, model)
-        region = Region(self, [tensor.node.layer for tensor in flatten(model.outputs)])
+        region = Region(self.comm, self.reducer,
+                        [tensor.node.layer for tensor in flatten(model.outputs)])
         for layer in downstream:
             if layer in sharded:
-                layer.placement = ColumnShard(region, layer.units, self.rank, self.size)
+                layer.placement = ColumnShard(region, layer.units, self.rank, self.size,
+                                              self.micro_shards)
             else:
                 layer.placement = GlobalBatch(region)
             self._complete.update(id(weight) for weight in layer.weights)
         self._sharded = sharded
+        self._region = region
         self._attached = model
         self._keep_own_columns()
 
@@ -158,20 +165,27 @@ class HybridParallel(DataParallel):
         return self._packing
 
     def reduce_gradients(self, params):
-        """Sum the data-parallel layers' gradients; the others are complete on every rank."""
+        """Sum the data-parallel layers' gradients; the others are complete on every rank.
+
+        In the invariant mode the model-parallel layers' gradients came through
+        autograd in the step's last round (:mod:`minidl_dist.tiled_product`).
+        """
         if self.micro_shards is not None:
             for layer in self._sharded:
-                kernel, bias = layer.placement.gradients.sum(layer.bias is not None)
-                _set_gradient(layer.kernel, kernel)
-                if bias is not None:
-                    _set_gradient(layer.bias, bias)
+                layer.placement.gradients.check_taken(layer.name)
         super().reduce_gradients([p for p in params if id(p) not in self._complete])
 
     def run_step(self, step, indices):
+        """Run ``step`` as data parallelism does, each forward pass computing a :class:`Pass`.
+
+        In the invariant mode each of this rank's micro-shards is computed in
+        a round of its own: rank ``r``'s part ``j`` meets every other rank's
+        part ``j`` in the model-parallel layers.
+        """
         count = count_of(indices)
         if self.micro_shards is None:
-            self._row_counts = self._counts_of(count)
-            super().run_step(step, indices)
+            with self._region.computing(Pass(self._counts_of(count), streams=self._streams)):
+                super().run_step(step, indices)
             return
         if count < self.micro_shards:
             raise ValueError(f'a batch of {count} samples leaves some of the {self.micro_shards} '
@@ -183,29 +197,18 @@ class HybridParallel(DataParallel):
         rounds = iter(range(per_rank))
 
         def step_in_round(local):
-            # A rank's part j meets every other rank's part j in the model-parallel layers.
             turn = next(rounds)
-            self._round = [rank * per_rank + turn for rank in range(self.size)]
-            self._row_counts = [sizes[index] for index in self._round]
-            step(local)
+            together = [rank * per_rank + turn for rank in range(self.size)]
+            round_pass = Pass([sizes[index] for index in together], together, self._streams)
+            with self._region.computing(round_pass):
+                step(local)
 
-        try:
-            super().run_step(step_in_round, indices)
-        finally:
-            self._round = None
-
-    def round_micro_shards(self):
-        """The micro-shards whose rows the model-parallel layers compute now, in rank order."""
-        return self._round if self._round is not None else list(range(self.size))
-
-    def random_blocks(self):
-        """``[(micro-shard, rows)]`` of the global batch in invariant-mode steps, else None."""
-        if self._round is None:
-            return None
-        return list(zip(self._round, self._row_counts))
+        super().run_step(step_in_round, indices)
 
     def shard(self, indices):
-        self._row_counts = self._counts_of(count_of(indices))
+        """This rank's rows of an evaluate or predict batch; the placements compute the
+        batch's global rows until the next."""
+        self._region.begin(Pass(self._counts_of(count_of(indices)), streams=self._streams))
         return super().shard(indices)
 
     def _counts_of(self, count):
@@ -214,19 +217,3 @@ class HybridParallel(DataParallel):
                              f'without samples, and every rank computes the model-parallel '
                              f'layers; use batches (and a last batch) of at least {self.size}')
         return [stop - start for start, stop in data.block_bounds(count, self.size)]
-
-    def row_counts(self, x=None):
-        """The rows of each rank in the current batch (``x``: this rank's rows, checked)."""
-        assert x is None or x.shape[0] == self._row_counts[self.rank], \
-            f'{x.shape[0]} rows where this rank computes {self._row_counts[self.rank]}'
-        return self._row_counts
-
-    def shared_randomness(self, micro_shard=None):
-        """A context in which the random layers of the global batch (or of one of its
-        micro-shards) draw alike on every rank."""
-        return self._streams.shared(micro_shard) if self._streams is not None \
-            else contextlib.nullcontext()
-
-
-def _set_gradient(weight, values):
-    weight.grad = Tensor(from_host(values, weight.data), dtype=weight.dtype)

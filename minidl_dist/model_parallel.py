@@ -29,6 +29,8 @@ model-parallel layers); data parallelism would send 2 (N - 1)/N of the
 layer's in x units weights instead. The global batch B is the lever.
 """
 
+import contextlib
+
 import numpy as np
 
 from minidl import functions as F
@@ -38,16 +40,46 @@ from minidl_dist.tiled_product import TiledGradients, TiledProduct
 
 
 class Region:
-    """What the layers of a hybrid model's model-parallel part share during one call.
+    """What the layers of a hybrid model's model-parallel part share: the pass they compute.
+
+    The strategy hands each forward pass's :class:`~minidl_dist.hybrid_pass.Pass`
+    to the region (:meth:`computing`, :meth:`begin`); the placements read it
+    as :attr:`current`, since a layer's call has no other way to receive it.
 
     Args:
-        strategy: The :class:`~minidl_dist.hybrid.HybridParallel` strategy.
+        comm: The mpi4py communicator of the ranks.
+        reducer: The :class:`~minidl_dist.allreduce.Reducer` that sums over them.
         output_layers: The model's output layers (their outputs leave the region).
     """
 
-    def __init__(self, strategy, output_layers):
-        self.strategy = strategy
+    def __init__(self, comm, reducer, output_layers):
+        self.comm, self.reducer = comm, reducer
+        self.rank = comm.Get_rank()
         self.output_layers = {id(layer) for layer in output_layers}
+        self._current = None
+
+    @contextlib.contextmanager
+    def computing(self, step_pass):
+        """Within the block, the placements compute ``step_pass`` (a training step's)."""
+        previous, self._current = self._current, step_pass
+        try:
+            yield step_pass
+        finally:
+            self._current = previous
+
+    def begin(self, step_pass):
+        """The placements compute ``step_pass`` from now on (evaluate and predict, which
+        compute after the strategy has chosen their rows)."""
+        self._current = step_pass
+
+    @property
+    def current(self):
+        """The :class:`~minidl_dist.hybrid_pass.Pass` being computed."""
+        if self._current is None:
+            raise RuntimeError('the model-parallel layers of a hybrid model compute within '
+                               'fit, evaluate, predict and the *_on_batch methods, which '
+                               'say whose rows the global batch holds')
+        return self._current
 
     def enter(self, x, reducer=None):
         """``x`` as the global batch: gathered from every rank unless it is already.
@@ -55,18 +87,20 @@ class Region:
         With ``reducer``, the gathered batch's gradient is summed over ranks
         (see :class:`~minidl_dist.functions.GatherRows`).
         """
-        if getattr(x, '_global_batch', False):
+        step_pass = self.current
+        if step_pass.holds_global(x):
             return x
-        gathered = gather_batch_rows(x, self.strategy.comm, self.strategy.row_counts(x), reducer)
-        gathered._global_batch = True
-        return gathered
+        counts = step_pass.row_counts
+        assert x.shape[0] == counts[self.rank], \
+            f'{x.shape[0]} rows where this rank computes {counts[self.rank]}'
+        return step_pass.mark_global(gather_batch_rows(x, self.comm, counts, reducer))
 
     def leave(self, layer, y):
         """``y`` as it leaves ``layer``: this rank's rows if it is a model output."""
+        step_pass = self.current
         if id(layer) not in self.output_layers:
-            y._global_batch = True
-            return y
-        return own_rows(y, self.strategy.comm, self.strategy.row_counts())
+            return step_pass.mark_global(y)
+        return own_rows(y, self.comm, step_pass.row_counts)
 
 
 class ColumnShard:
@@ -79,39 +113,41 @@ class ColumnShard:
         region: The model's :class:`Region`.
         units: The layer's whole number of columns.
         rank, size: This rank and the number of ranks.
+        micro_shards: None, or S in the rank-count-invariant mode.
     """
 
-    def __init__(self, region, units, rank, size):
+    def __init__(self, region, units, rank, size, micro_shards=None):
         self.region = region
         self.units, self.size = units, size
         self.width = units // size
         self.start, self.stop = rank * self.width, (rank + 1) * self.width
-        micro_shards = region.strategy.micro_shards
         self.gradients = None if micro_shards is None else TiledGradients(micro_shards)
+        self.blocks = None if micro_shards is None else micro_shards // size
 
     def __str__(self):
         return f'model-parallel {self.start}:{self.stop}/{self.units}'
 
     def call(self, layer, inputs, **kwargs):
-        strategy = self.region.strategy
-        if getattr(inputs, '_global_batch', False):
-            x = sum_gradients(inputs, strategy.reducer)
+        region = self.region
+        step_pass = region.current
+        if step_pass.holds_global(inputs):
+            x = sum_gradients(inputs, region.reducer)
         else:  # gathered for this product alone: its backward sums and scatters at once
-            x = self.region.enter(inputs, strategy.reducer)
+            x = region.enter(inputs, region.reducer)
         rows = x if x.ndim == 2 else F.reshape(x, (-1, x.shape[-1]))
         if self.gradients is None:
             shard = F.dense(rows, layer.kernel, layer.bias)  # the layer holds its shards
         else:  # the rank-count-invariant mode
             per_sample = rows.shape[0] // x.shape[0]
-            product = TiledProduct([count * per_sample for count in strategy.row_counts()],
-                                   strategy.round_micro_shards(),
-                                   strategy.micro_shards // self.size, self.gradients)
+            blocks = step_pass.blocks()
+            product = TiledProduct([count * per_sample for _, count in blocks],
+                                   [index for index, _ in blocks], self.blocks, self.gradients)
             weights = [layer.kernel] + ([layer.bias] if layer.bias is not None else [])
             shard = product(rows, *weights)
-        y = gather_columns(shard, strategy.comm, [self.width] * self.size)
+        y = gather_columns(shard, region.comm, [self.width] * self.size)
         if x.ndim != 2:
             y = F.reshape(y, x.shape[:-1] + (self.units,))
-        return self.region.leave(layer, layer.activation(y))
+        return region.leave(layer, layer.activation(y))
 
 
 class GlobalBatch:
@@ -126,19 +162,19 @@ class GlobalBatch:
     def call(self, layer, inputs, *args, **kwargs):
         several = isinstance(inputs, list)
         inputs = [self.region.enter(x) for x in (inputs if several else [inputs])]
-        strategy = self.region.strategy
-        blocks = strategy.random_blocks()
-        if blocks is None:
-            with strategy.shared_randomness():
+        step_pass = self.region.current
+        if step_pass.micro_shards is None:
+            with step_pass.randomness():
                 y = layer.call(inputs if several else inputs[0], *args, **kwargs)
             return self.region.leave(layer, y)
         # The invariant mode: each micro-shard alone, with its own draws, whatever
         # other micro-shards share the gathered batch.
+        blocks = step_pass.blocks()
         edges = np.cumsum([count for _, count in blocks])[:-1].tolist()
         pieces = [F.split(x, edges) if edges else [x] for x in inputs]
         outputs = []
         for number, (index, _) in enumerate(blocks):
             block = [piece[number] for piece in pieces]
-            with strategy.shared_randomness(index):
+            with step_pass.randomness(index):
                 outputs.append(layer.call(block if several else block[0], *args, **kwargs))
         return self.region.leave(layer, F.concat(outputs) if len(outputs) > 1 else outputs[0])

@@ -13,10 +13,16 @@ cut into fixed tiles: rows by micro-shard, columns into S blocks of
   :func:`~minidl_dist.functions.sum_gradients` sums the ranks in the same
   kind of tree (:mod:`minidl_dist.allreduce`), one fixed tree over S.
 - Kernel and bias gradients: the micro-shards of a global batch reach a rank
-  in rounds (its part ``j`` meets the other ranks' parts ``j``), so the
-  backward only records each micro-shard's input rows and output gradient;
-  :meth:`TiledGradients.sum` then adds the micro-shards' contributions in
-  the tree ``((s0 + s1) + (s2 + s3))``, as data parallelism sums them.
+  in rounds (its part ``j`` meets the other ranks' parts ``j``), and one
+  round's micro-shards (``s0`` and ``s2`` on 2 ranks) are not neighbours in
+  the tree ``((s0 + s1) + (s2 + s3))`` that data parallelism sums them in.
+  So the backward records each micro-shard's input rows and output
+  gradient in :class:`TiledGradients`, and gives autograd no weight
+  gradient until the round that completes the record: that round's
+  backward returns the tree's sum (:meth:`TiledGradients.sum`), which
+  becomes the weights' ``.grad`` as any gradient does (a per-round
+  gradient, which autograd would add up round by round, would sum in
+  another order on each number of ranks).
 """
 
 import numpy as np
@@ -24,7 +30,7 @@ import numpy as np
 from minidl import Function
 from minidl.compute import get_array_module
 from minidl_dist.allreduce import PairwiseSum
-from minidl_dist.comm import to_host
+from minidl_dist.comm import from_host, to_host
 
 
 def _bounds(counts):
@@ -58,7 +64,7 @@ class TiledProduct(Function):
         return [(start, start + step) for start in range(0, width, step)]
 
     def forward(self, x, kernel, bias=None):
-        self.x, self.kernel = x, kernel
+        self.x, self.kernel, self.use_bias = x, kernel, bias is not None
         xp = get_array_module(x)
         y = xp.empty((x.shape[0], kernel.shape[1]), x.dtype)
         for top, bottom in self.rows:
@@ -82,7 +88,12 @@ class TiledProduct(Function):
             self.record.keep(index, np.array(to_host(x[top:bottom])),
                              [np.ascontiguousarray(to_host(grad[top:bottom, left:right]))
                               for left, right in columns])
-        return grad_x, None, None
+        weights = [None, None] if self.use_bias else [None]
+        if self.record.complete():  # the global batch's last round: the tree's sum
+            kernel_grad, bias_grad = self.record.sum(self.use_bias)
+            weights = [from_host(kernel_grad, kernel)] + \
+                ([from_host(bias_grad, kernel)] if self.use_bias else [])
+        return (grad_x, *weights)
 
 
 class TiledGradients:
@@ -97,10 +108,24 @@ class TiledGradients:
         self._kept = {}
 
     def keep(self, index, x, grads):
+        """Keep micro-shard ``index``'s input rows ``x`` and its output gradient's
+        column blocks ``grads`` (host arrays)."""
         self._kept[index] = (x, grads)
 
+    def complete(self):
+        """Whether every micro-shard of the global batch is kept."""
+        return len(self._kept) == self.micro_shards
+
+    def check_taken(self, name):
+        """Raise if micro-shards are kept that no weight gradient took (layer ``name``)."""
+        if self._kept:
+            raise RuntimeError(f'model-parallel layer {name!r}: {len(self._kept)} of '
+                               f'{self.micro_shards} micro-shards reached its backward pass '
+                               f'in this step; each must, for its weight gradients')
+
     def sum(self, use_bias):
-        """``(kernel gradient, bias gradient or None)`` summed over the micro-shards in a tree."""
+        """``(kernel gradient, bias gradient or None)`` summed over the micro-shards in a
+        tree; the record is empty afterwards."""
         assert len(self._kept) == self.micro_shards, \
             f'{len(self._kept)} of {self.micro_shards} micro-shards recorded'
         kernels, biases = PairwiseSum(), PairwiseSum()

@@ -1,13 +1,17 @@
 """Hybrid parallelism's pieces in one process: the layers its graph puts downstream of the
-model-parallel ones."""
+model-parallel ones, and the tiled product's weight gradients through autograd."""
 
+import numpy as np
 import pytest
 
 pytest.importorskip('mpi4py')
 
+from minidl import Tensor  # noqa: E402
+from minidl import functions as F  # noqa: E402
 from minidl.layers import Activation, Concatenate, Dense, Dropout, Input  # noqa: E402
 from minidl.models import Model, Sequential  # noqa: E402
 from minidl_dist.hybrid_layers import downstream_layers  # noqa: E402
+from minidl_dist.tiled_product import TiledGradients, TiledProduct  # noqa: E402
 
 
 def _names(layers):
@@ -58,3 +62,32 @@ def test_a_subclassed_model_has_no_graph_to_place():
     model = Subclassed()
     with pytest.raises(ValueError, match="'subclassed' is subclassed"):
         downstream_layers(model, [model.dense])
+
+
+@pytest.mark.parametrize('use_bias', [True, False])
+def test_tiled_product_gives_autograd_the_weight_gradients_once_every_micro_shard_is_in(
+        use_bias):
+    # One rank computing S = 2 micro-shards in two rounds, as HybridParallel does.
+    rng = np.random.default_rng(0)
+    xs = [rng.normal(size=(rows, 5)) for rows in (3, 4)]
+    upstream = [rng.normal(size=(rows, 6)) for rows in (3, 4)]
+    k, b = rng.normal(size=(5, 6)), rng.normal(size=6)
+    kernel = Tensor(k, dtype='float64', requires_grad=True)
+    bias = Tensor(b, dtype='float64', requires_grad=True)
+    weights = [kernel, bias] if use_bias else [kernel]
+    record = TiledGradients(2)
+    for index, (x, grad) in enumerate(zip(xs, upstream)):
+        for weight in weights:
+            weight.grad = None  # as each round's step clears them
+        product = TiledProduct([len(x)], [index], 2, record)
+        y = product(Tensor(x, dtype='float64', requires_grad=True), *weights)
+        np.testing.assert_allclose(y.data, x @ k + (b if use_bias else 0), rtol=1e-12)
+        F.sum(y * Tensor(grad, dtype='float64')).backward()
+        if index == 0:  # the first round alone is not the global batch's gradient
+            assert all(weight.grad is None for weight in weights)
+    np.testing.assert_allclose(kernel.grad.data, xs[0].T @ upstream[0] + xs[1].T @ upstream[1],
+                               rtol=1e-12)
+    if use_bias:
+        np.testing.assert_allclose(bias.grad.data, upstream[0].sum(0) + upstream[1].sum(0),
+                                   rtol=1e-12)
+    record.check_taken('fc')  # nothing left for the next step
