@@ -7,9 +7,8 @@
   repeatable and its state can be checkpointed;
 - :func:`take` cuts samples out of nested lists of arrays.
 
-(The data arguments themselves are checked by ``Model`` in
-:mod:`minidl.models.model`, and NaN/infinity in batches by
-:func:`minidl.models.loop.check_finite`.)
+(The data arguments themselves, NaN and infinity included, are checked by
+the plain functions of :mod:`minidl.models.intake`.)
 
 "Arrays" are numpy or CuPy arrays, or Tensors; nothing here copies data
 that does not have to be copied.

@@ -6,6 +6,9 @@ order if asked) or a plain generator (``steps`` batches per epoch). Each
 yields :class:`Batch` objects; ``Batch.indices`` names the batch's samples
 within ``Batch.arrays``, so that a :class:`~minidl.models.strategy.Strategy`
 can hand each process its part of a global batch.
+
+Which feed a call gets is decided in one place, from the kind of its data
+(:func:`minidl.models.intake.kind_of`).
 """
 
 import math
@@ -13,7 +16,7 @@ import math
 import numpy as np
 
 from minidl.compute import to_numpy
-from minidl.data import Sequence, batch_indices
+from minidl.data import batch_indices
 from minidl.models.strategy import count_of
 from minidl.tensor import Tensor
 
@@ -139,15 +142,3 @@ def as_list(data):
         return [item if isinstance(item, Tensor) else np.asarray(item) for item in data]
     return [data if isinstance(data, Tensor) else np.asarray(data)]
 
-
-def make_feed(x, y, sample_weight, batch_size, steps, shuffle, generator=None):
-    """The feed for ``fit``/``evaluate``/``predict`` arguments.
-
-    ``generator`` draws the order of each shuffled epoch (the model's own).
-    """
-    if isinstance(x, Sequence):
-        return SequenceFeed(x, steps, shuffle, generator)
-    if hasattr(x, '__next__') or (hasattr(x, '__iter__') and not isinstance(
-            x, (list, tuple, dict, np.ndarray, Tensor))):
-        return GeneratorFeed(x, steps)
-    return ArrayFeed(x, y, sample_weight, batch_size, shuffle, generator)

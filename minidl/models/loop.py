@@ -15,11 +15,10 @@ from minidl.compute.device import get_default_device
 from minidl.layers.layer_updates import step_updates
 from minidl.layers.nest import flatten
 from minidl.layers.updates import run_updates
-from minidl.models import collected_weights
+from minidl.models import collected_weights, intake
 from minidl.models.strategy import count_of
-from minidl.models.weighting import as_weight_list, check_weights
 from minidl.saving import interrupts
-from minidl.tensor import Tensor, no_grad
+from minidl.tensor import no_grad
 
 
 def model_device(model):
@@ -97,16 +96,6 @@ def predict_batch(model, batch):
     return strategy.gather([to_numpy(output.data) for output in outputs])
 
 
-def check_finite(arrays, what):
-    """Raise a ValueError naming ``what`` if a floating array holds NaN or infinity."""
-    for index, array in enumerate(arrays or []):
-        data = to_numpy(array.data) if isinstance(array, Tensor) else np.asarray(array)
-        if data.dtype.kind == 'f' and not np.isfinite(data).all():
-            position = np.argwhere(~np.isfinite(data))[0]
-            raise ValueError(f'{what}[{index}] holds a NaN or infinite value (first at index '
-                             f'{tuple(int(i) for i in position)}); clean the data first')
-
-
 def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
     """The epoch loop of ``fit``; ``validate()`` returns validation logs (or {}).
 
@@ -130,11 +119,7 @@ def _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate, raise_i
         logs = {}
         for step, batch in enumerate(feed.epoch()):
             if feed.check_batches:
-                check_finite(batch.x, 'x')
-                check_finite(batch.y, 'y')
-                for weight in as_weight_list(batch.sample_weight):
-                    if weight is not None:
-                        check_weights(np.asarray(to_numpy(weight)), 'sample_weight')
+                intake.check_batch(batch)
             callbacks.on_train_batch_begin(step)
             logs = train_batch(model, batch)
             callbacks.on_train_batch_end(step, logs)

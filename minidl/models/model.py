@@ -4,10 +4,10 @@ from minidl import callbacks as callbacks_module, optimizers, saving
 from minidl.compute import new_generator, unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
-from minidl.models import collected_weights, graph_config, loop, summary as summary_module
-from minidl.models.feed import ArrayFeed
-from minidl.models.generator_methods import GeneratorMethods
-from minidl.models.intake import DataIntake, batch_size_of, check_count
+from minidl.models import (
+    collected_weights, generator_methods, graph_config, intake, loop, summary as summary_module)
+from minidl.models.feed import ArrayFeed, Batch
+from minidl.models.intake import batch_size_of, check_count
 from minidl.models.network import Network
 from minidl.models.objectives import Objectives
 from minidl.models.strategy import Strategy
@@ -16,7 +16,7 @@ from minidl.registry import custom_object_scope
 _SINGLE_PROCESS = Strategy()
 
 
-class Model(GeneratorMethods, DataIntake, Network):
+class Model(Network):
     """A trainable network: ``Model(inputs, outputs)`` on symbolic tensors from ``Input``.
 
     Subclasses may instead create layers in ``__init__`` and define ``call``,
@@ -157,8 +157,10 @@ class Model(GeneratorMethods, DataIntake, Network):
             validation = ArrayFeed(*validation, batch_size_of(validation_batch_size or
                                                             feed.batch_size))
         elif validation_data is not None:
-            validation = self._validation_feed(validation_data, validation_batch_size or
-                                               feed.batch_size, validation_steps)
+            x_val, y_val, weight_val = intake.validation_parts(validation_data)
+            validation = self._feed('fit', x_val, y_val, weight_val, None,
+                                    validation_batch_size or feed.batch_size, validation_steps,
+                                    shuffle=False)
         # 'do_validation' and 'metrics' (the names fit logs) as Keras 2 gives them, so
         # that callbacks can check before the first step what they will be given.
         logged = list(self.metrics_names)
@@ -256,7 +258,58 @@ class Model(GeneratorMethods, DataIntake, Network):
         values = [logs[name] for name in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
-    # ----- data --------------------------------------------------------------
+    # Keras 2's fit_generator, evaluate_generator and predict_generator: fit, evaluate
+    # and predict on a Sequence or a generator, with Keras 2's signatures and checks.
+    fit_generator = generator_methods.fit_generator
+    evaluate_generator = generator_methods.evaluate_generator
+    predict_generator = generator_methods.predict_generator
+
+    # ----- data (the plain functions of minidl.models.intake) -----------------
+
+    def _feed(self, method, x, y, sample_weight, class_weight, batch_size, steps, shuffle):
+        """The batches of ``method``'s data; in-memory data is checked whole first,
+        so that bad data is refused before anything is computed or changed."""
+        kind = intake.kind_of(x)  # the one place that tells arrays from batches
+        if kind != intake.ARRAYS:
+            return intake.batch_feed(method, kind, x, y, sample_weight, class_weight, steps,
+                                     shuffle, self.shuffle_generator)
+        batch_size = batch_size_of(batch_size)
+        xs, ys, weight = self._standardize_user_data(method, x, y, sample_weight, class_weight)
+        return ArrayFeed(xs, ys, weight, batch_size, shuffle, self.shuffle_generator)
+
+    def _batch(self, method, x, y, sample_weight, class_weight):
+        """The one global batch of a ``*_on_batch`` call, checked as fit checks arrays."""
+        intake.refuse_scalar(method, x)
+        xs, ys, weight = self._standardize_user_data(method, x, y, sample_weight, class_weight)
+        return Batch(xs, ys, weight, slice(0, len(xs[0])))
+
+    def _standardize_user_data(self, method, x, y, sample_weight, class_weight):
+        """Arrays checked with this model's names and shapes (Keras 2's method name).
+
+        The targets are checked against the losses in between: a model built
+        by its first data (Sequential) builds itself here, from ``xs``'s shapes.
+        """
+        objectives = self.objectives
+        xs, ys, weight = intake.standardize_arrays(
+            method, x, y, sample_weight, class_weight, model_name=self.name,
+            input_names=self.input_names if self.outputs else None,
+            target_names=None if objectives is None else objectives.target_names,
+            temporal=intake.any_temporal((self._compile_args or {}).get('sample_weight_mode')),
+            target_temporal=None if objectives is None else
+            [objectives.temporal[index] for index in objectives.target_indices])
+        if ys is not None and self._compile_args is not None:
+            if not self.built:
+                self._build_for(xs)
+            if self.objectives is None and self.outputs:
+                self._make_objectives([t.shape for t in self.outputs])
+            if self.objectives is not None:
+                self.objectives.check_targets(ys)
+        intake.check_input_shapes(xs, [tuple(t.shape) for t in self.inputs], self.input_names)
+        return xs, ys, weight
+
+    def _build_for(self, xs):
+        """Build the graph from the data's shapes when the model is built that way
+        (Sequential overrides this); a subclassed model is built by its first call."""
 
     # ----- description, saving, devices ------------------------------------
 
