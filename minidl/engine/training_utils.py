@@ -6,9 +6,14 @@ order of ``names``), ``standardize_sample_weights`` / ``standardize_class_weight
 ``check_array_length_consistency``, ``check_loss_and_target_compatibility``,
 ``collect_metrics``, ``make_batches``, ``batch_shuffle``,
 ``check_num_samples``, ``is_sequence`` and ``iter_sequence_infinite``.
-minidl's own ``fit`` does not use them (``minidl/models/intake.py`` checks
-its data), so they are kept as Keras wrote them, for scripts and libraries
-that call them directly.
+
+They serve scripts and libraries that call them directly, so they keep
+Keras 2.2.4's rules and errors, which differ from ``fit``'s own intake
+(:mod:`minidl.models.intake`) on purpose: a vector becomes a column, a dict
+must name every input, one weight stands for a single output. What the two
+agree on comes from the intake: what a Sequence is (its one dispatch on the
+kind of data, :func:`~minidl.models.intake.kind_of`) and when an array's
+shape matches an expected one (:func:`~minidl.models.intake.shape_fits`).
 """
 
 import copy
@@ -17,8 +22,8 @@ import numpy as np
 
 from minidl import losses
 from minidl.compute.random import default_generator
-from minidl.data import Sequence
 from minidl.layers.symbolic import SymbolicTensor
+from minidl.models import intake
 from minidl.tensor import Tensor
 
 __all__ = [
@@ -122,7 +127,7 @@ def standardize_input_data(data, names, shapes=None, check_batch_axis=True,
             raise ValueError(f'error when checking {exception_prefix}: expected {name} to have '
                              f'{len(shape)} dimensions, but got an array of shape {x.shape}')
         got, want = (x.shape, shape) if check_batch_axis else (x.shape[1:], shape[1:])
-        if any(expected and size != expected for size, expected in zip(got, want)):
+        if not intake.shape_fits(got, want):
             raise ValueError(f'error when checking {exception_prefix}: expected {name} to have '
                              f'shape {tuple(want)} but got an array of shape {tuple(got)}')
     return data
@@ -317,7 +322,7 @@ def check_num_samples(ins, batch_size=None, steps=None, steps_name='steps'):
 
 def is_sequence(seq):
     """Whether ``seq`` is a :class:`~minidl.utils.Sequence` (Keras 2's test, by class)."""
-    return isinstance(seq, Sequence) or getattr(seq, 'use_sequence_api', False)
+    return intake.kind_of(seq) == intake.SEQUENCE or getattr(seq, 'use_sequence_api', False)
 
 
 def iter_sequence_infinite(seq):
