@@ -29,7 +29,7 @@ fixed tree over all terms.
 import numpy as np
 
 from minidl_dist import traffic
-from minidl_dist.watchdog import waiting
+from minidl_dist.watchdog import exchanging_with, waiting
 
 #: Default size of the pieces a buffer is reduced in.
 BUCKET_BYTES = 4 << 20
@@ -104,6 +104,7 @@ class Reducer:
                 outgoing = arranged[starts[give[0]]:starts[give[1]]]
                 incoming = np.empty_like(kept)
                 traffic.add(outgoing.nbytes)
+                exchanging_with(self.rank ^ distance)
                 self.comm.Sendrecv(outgoing, self.rank ^ distance, recvbuf=incoming,
                                    source=self.rank ^ distance)
                 np.add(kept, incoming, out=kept)
@@ -140,6 +141,7 @@ class Reducer:
             incoming = received[:kept.size]
             outgoing = self._send_view(buffer[give[0]:give[1]], wire)
             traffic.add(outgoing.nbytes)
+            exchanging_with(partner)
             comm.Sendrecv(outgoing, partner, recvbuf=incoming, source=partner)
             np.add(kept, incoming, out=kept)
             ranges.append((keep, give))
@@ -152,6 +154,7 @@ class Reducer:
         # Back up the levels: what this rank gave away, its partner now holds summed.
         for (keep, give), distance in zip(reversed(ranges), _powers_down(self.size)):
             traffic.add(result[keep[0]:keep[1]].nbytes)
+            exchanging_with(rank ^ distance)
             comm.Sendrecv(result[keep[0]:keep[1]], rank ^ distance,
                           recvbuf=result[give[0]:give[1]], source=rank ^ distance)
         if result is not buffer:
@@ -168,6 +171,7 @@ class Reducer:
             incoming = received[:target.size]
             outgoing = self._send_view(chunk(rank - step, buffer), wire)
             traffic.add(outgoing.nbytes)
+            exchanging_with(left)
             comm.Sendrecv(outgoing, right, recvbuf=incoming, source=left)
             np.add(target, incoming, out=target)
         result = buffer if wire == buffer.dtype else self._scratch_of('gather', buffer.size, wire)
@@ -175,6 +179,7 @@ class Reducer:
             np.copyto(chunk(rank + 1, result), chunk(rank + 1, buffer), casting='same_kind')
         for step in range(size - 1):
             traffic.add(chunk(rank + 1 - step, result).nbytes)
+            exchanging_with(left)
             comm.Sendrecv(chunk(rank + 1 - step, result), right,
                           recvbuf=chunk(rank - step, result), source=left)
         if result is not buffer:

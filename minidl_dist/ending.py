@@ -75,9 +75,9 @@ def check():
         if count < number:
             rank, size = _state['rank'], _state['size']
             failfast.abort(_state['world'],
-                           f'minidl_dist: rank {source} of {size} {how} after {count} '
-                           f'collectives; rank {rank} ({failfast.current_activity()}) still '
-                           f'waits for it in {what!r} (collective {number}): an early end '
+                           f'minidl_dist: {failfast.rank_name(source, size)} {how} after '
+                           f'{count} collectives; rank {rank} ({failfast.current_activity()}) '
+                           f'still waits for it in {what!r} (collective {number}): an early end '
                            f'(every rank must run the same collectives to the end)\n'
                            f'minidl_dist: aborting all {size} ranks\n')
 
@@ -133,12 +133,14 @@ def print_rank_map(world):
     """Rank 0 prints each rank's process id and host, once, on stderr (a collective).
 
     A rank killed by a signal (kill -9, the out-of-memory killer) cannot say
-    so itself; mpirun then reports the dead process by its pid, and this
-    line tells which rank that was.
+    so itself; mpirun then reports the dead process by its pid and host,
+    and this line tells which rank that was. Every rank keeps the hosts, so
+    that its messages name the host of a rank (:func:`failfast.rank_name`).
     """
     with watchdog.waiting("gathering the ranks' process ids"):
-        processes = world.gather((os.getpid(), socket.gethostname()), root=0)
-    if processes is not None:
+        processes = world.allgather((os.getpid(), socket.gethostname()))
+    failfast.set_hosts([host for _, host in processes])
+    if world.Get_rank() == 0:
         listing = ', '.join(f'rank {rank} = pid {pid} on {host}'
                             for rank, (pid, host) in enumerate(processes))
         sys.stderr.write(f'minidl_dist: {len(processes)} ranks: {listing}\n')

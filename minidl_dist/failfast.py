@@ -27,6 +27,7 @@ import traceback
 
 _activities = []
 _failure = {}  # the last exception raised inside ``doing``, and where
+_hosts = []  # each rank's host name (set_hosts), for messages when the job spans several hosts
 _os_exit = os._exit  # the real one: the launcher replaces os._exit to see it called
 
 
@@ -48,6 +49,18 @@ def doing(what):
 def current_activity():
     """What this rank does now (the ``doing`` blocks it is in), in words."""
     return ' > '.join(_activities) if _activities else 'running the script'
+
+
+def set_hosts(hosts):
+    """Record each rank's host name (``hosts[rank]``), gathered at start-up."""
+    _hosts[:] = hosts
+
+
+def rank_name(rank, size):
+    """``'rank 2 of 4'``, with ``' (on host-b)'`` when the job's ranks are on several hosts."""
+    if len(set(_hosts)) > 1 and rank is not None and 0 <= rank < len(_hosts):
+        return f'rank {rank} of {size} (on {_hosts[rank]})'
+    return f'rank {rank} of {size}'
 
 
 def describe_failure(error):
@@ -82,7 +95,7 @@ def fail(comm, error, hook=None):
             it set one).
     """
     rank, size = comm.Get_rank(), comm.Get_size()
-    header = f'minidl_dist: rank {rank} of {size} failed while {describe_failure(error)}:\n'
+    header = f'minidl_dist: {rank_name(rank, size)} failed while {describe_failure(error)}:\n'
     hook = hook or sys.excepthook
     if hook is sys.__excepthook__:
         # One write: under load a rank can be descheduled between two writes while

@@ -86,7 +86,8 @@ def _exited(world, error):
     if not isinstance(error.code, int):
         sys.stderr.write(f'{error.code}\n')  # as Python prints sys.exit('message')
     rank, size = world.Get_rank(), world.Get_size()
-    failfast.abort(world, f'minidl_dist: rank {rank} of {size} exited with status {status} '
+    failfast.abort(world, f'minidl_dist: {failfast.rank_name(rank, size)} exited with status '
+                          f'{status} '
                           f'(SystemExit({error.code!r})) while {failfast.describe_failure(error)}\n'
                           f'minidl_dist: aborting all {size} ranks\n',
                    status if 0 < status < 256 else 1)
@@ -101,7 +102,8 @@ def _see_os_exit(world):
             real_exit(status)
         rank, size = world.Get_rank(), world.Get_size()
         if status:
-            failfast.abort(world, f'minidl_dist: rank {rank} of {size} called os._exit({status}) '
+            failfast.abort(world, f'minidl_dist: {failfast.rank_name(rank, size)} called '
+                                  f'os._exit({status}) '
                                   f'while {failfast.current_activity()}\n'
                                   f'minidl_dist: aborting all {size} ranks\n',
                            status if 0 < status < 256 else 1)

@@ -33,7 +33,9 @@ DEFAULT_TIMEOUT = 300.0
 #: Seconds between the watchdog's looks: how soon an early end is noticed.
 INTERVAL = 0.2
 
-_waits = []  # (what, monotonic start, number) of the collectives this rank is in, innermost last
+# [what, monotonic start, number, peer] of the collectives this rank is in, innermost last;
+# peer: the rank it exchanges with now, where the collective says (exchanging_with).
+_waits = []
 _entered = [0]  # how many watched collectives this rank has entered
 _watch = {}  # the running watchdog: thread, stop event, timeout
 
@@ -48,10 +50,20 @@ class waiting:  # noqa: N801 (used as a statement: ``with waiting('...')``)
 
     def __enter__(self):
         _entered[0] += 1
-        _waits.append((self.what, time.monotonic(), _entered[0]))
+        _waits.append([self.what, time.monotonic(), _entered[0], None])
 
     def __exit__(self, *exception):
         _waits.pop()
+
+
+def exchanging_with(rank):
+    """Within the current collective, this rank now waits for ``rank`` (point to point).
+
+    The timeout's message then names that rank and its host: across hosts,
+    the one behind a dead link or on a dead host.
+    """
+    if _waits:
+        _waits[-1][3] = rank
 
 
 def entered():
@@ -62,7 +74,7 @@ def entered():
 def current_wait():
     """``(what, seconds waited, number)`` of the innermost collective this rank is in, or None."""
     try:
-        what, since, number = _waits[-1]
+        what, since, number, _ = _waits[-1]
     except IndexError:
         return None
     return what, time.monotonic() - since, number
@@ -130,11 +142,22 @@ def _run(comm, rank, size, check):
         if wait is None or wait[1] <= _watch['timeout']:
             continue
         what, waited, _ = wait
+        peer = _peer()
         current = current_wait()
         if current is not None and current[2] == wait[2]:  # still the same wait
-            failfast.abort(comm, f'minidl_dist: rank {rank} of {size} waited {waited:.1f} s '
-                                 f'(timeout {_watch["timeout"]:g} s, MINIDL_DIST_TIMEOUT) for the '
-                                 f'other ranks in {what!r} while {failfast.current_activity()}; '
-                                 f'some rank did not join it (it failed, exited, or is doing '
-                                 f'something else: see its own messages)\n'
+            missing = 'some rank' if peer is None else \
+                f'{failfast.rank_name(peer, size)}, which it was waiting for,'
+            failfast.abort(comm, f'minidl_dist: {failfast.rank_name(rank, size)} waited '
+                                 f'{waited:.1f} s (timeout {_watch["timeout"]:g} s, '
+                                 f'MINIDL_DIST_TIMEOUT) for the other ranks in {what!r} while '
+                                 f'{failfast.current_activity()}; {missing} did not join it (it '
+                                 f'failed, exited, is doing something else, or cannot be '
+                                 f'reached: see its own messages)\n'
                                  f'minidl_dist: aborting all {size} ranks\n')
+
+
+def _peer():
+    try:
+        return _waits[-1][3]
+    except IndexError:
+        return None

@@ -33,24 +33,34 @@ class Run:
         return self
 
 
-def launch(script, *args, ranks=None, timeout=90, env=None, launcher=False):
+def launch(script, *args, ranks=None, timeout=90, env=None, launcher=False, hosts=None):
     """Run ``scripts/<script>`` with ``args``: under ``mpirun -np ranks``, or plainly if None.
 
     ``env`` adds environment variables to the run's; ``launcher`` runs the
-    script through ``python -m minidl_dist``.
+    script through ``python -m minidl_dist``; ``hosts`` (a
+    :class:`minidl_dist.fakehosts.FakeHosts`) spreads the ranks evenly over them.
     """
+    command, env = command_and_env(script, args, ranks, env, launcher, hosts)
+    start = time.monotonic()
+    returncode, stdout, stderr = run_process(command, ROOT, env, timeout)
+    return Run(returncode, stdout, stderr, time.monotonic() - start)
+
+
+def command_and_env(script, args, ranks=None, env=None, launcher=False, hosts=None):
+    """The command line and environment that :func:`launch` runs."""
     pytest.importorskip('mpi4py')
     command = [sys.executable, *(['-m', 'minidl_dist'] if launcher else []),
                str(SCRIPTS / script), *map(str, args)]
     if ranks is not None:
         if not MPIRUN.exists():
             pytest.skip('mpirun (the mpich wheel) is not installed in this environment')
-        command = [str(MPIRUN), '-np', str(ranks)] + command
+        if hosts is not None:
+            command = hosts.command(command, ranks, str(MPIRUN.parent / 'mpiexec'))
+        else:
+            command = [str(MPIRUN), '-np', str(ranks)] + command
     env = dict(os.environ, OMP_NUM_THREADS='1', OPENBLAS_NUM_THREADS='1',
                PYTHONPATH=str(ROOT), **(env or {}))
-    start = time.monotonic()
-    returncode, stdout, stderr = run_process(command, ROOT, env, timeout)
-    return Run(returncode, stdout, stderr, time.monotonic() - start)
+    return command, env
 
 
 def run_process(argv, cwd, env, timeout):
