@@ -87,7 +87,8 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     """CTC loss of each sample, with Keras's conventions.
 
     Args:
-        y_true: (batch, max_label_length) integer labels in [0, classes - 1).
+        y_true: (batch, max_label_length) integer labels in [0, classes - 1]; as in
+            TensorFlow, a label may be the blank (classes - 1).
         y_pred: (batch, steps, classes) softmax outputs; the last class is the blank.
         input_length: (batch, 1) number of valid steps of each sample.
         label_length: (batch, 1) number of labels of each sample.
@@ -99,9 +100,11 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     log_probabilities = F.log(y_pred + epsilon())
     # minidl's CTC takes the blank as class 0: rotate the classes by one.
     logits = F.concat([log_probabilities[..., -1:], log_probabilities[..., :-1]], axis=-1)
+    # Keras's blank, classes - 1, becomes 0 (padding past the lengths may hold anything).
     labels = _integers(y_true) + 1
+    labels[labels == log_probabilities.shape[-1]] = 0
     losses = F.ctc_loss(labels, logits, _integers(input_length).reshape(-1),
-                        _integers(label_length).reshape(-1))
+                        _integers(label_length).reshape(-1), blank_labels=True)
     return F.expand_dims(losses, 1)
 
 

@@ -59,9 +59,15 @@ class CTCLoss(Function):
         # beta is the alpha of the time- and label-reversed problems, which enter at frame
         # T - input_length and position L - 1 - 2 label_length of their reversed axes.
         starts = [(np.zeros(batch, np.int64), np.zeros(batch, np.int64))]
+        skip = _skips(extended)
         if self.needs_input_grad[0]:
             starts.append((frames - input_lengths, length - 1 - 2 * label_lengths))
-            extended = np.concatenate([extended, extended[:, ::-1]])
+            # A reversed problem's skip onto s' is the original skip from L - 1 - s' onto
+            # L + 1 - s', which the label at L + 1 - s' (not at s') allows: they differ
+            # where a label is the blank (blank_labels).
+            backward = np.zeros_like(skip)
+            backward[:, 2:] = skip[:, ::-1][:, :-2]
+            skip = np.concatenate([skip, backward])
         emissions = xp.empty((frames, len(starts) * batch, length), logits.dtype)
         # Log-probability of each extended position at each frame, gathered as rows of T.
         gathered = log_probs[self.extended, xp.arange(batch)[:, None]]  # (N, L, T)
@@ -70,7 +76,7 @@ class CTCLoss(Function):
             emissions[:, batch:] = gathered[:, ::-1, ::-1].transpose(2, 0, 1)
         self.emissions = emissions[:, :batch]
         start_frames, start_positions = (np.concatenate(values) for values in zip(*starts))
-        self.log_alpha = _log_alpha(xp, emissions, extended, start_frames, start_positions)
+        self.log_alpha = _log_alpha(xp, emissions, skip, start_frames, start_positions)
 
         # Alignments end on the last label or the blank after it, at the last valid frame.
         impossible = _impossible(logits.dtype)
@@ -103,11 +109,23 @@ class CTCLoss(Function):
         return grad_logits
 
 
-def _log_alpha(xp, emissions, extended, start_frames, start_positions):
+def _skips(extended):
+    """(N, L) bool: whether position s may be reached from s - 2, skipping a blank.
+
+    Only onto a label that is not the blank and differs from the label at
+    s - 2 (TensorFlow's rule, which also covers a label that is the blank).
+    """
+    skip = np.zeros_like(extended, dtype=bool)
+    skip[:, 2:] = (extended[:, 2:] != 0) & (extended[:, 2:] != extended[:, :-2])
+    return skip
+
+
+def _log_alpha(xp, emissions, skip, start_frames, start_positions):
     """Log forward variables (T, R, L) of R problems, each starting at its own frame.
 
     Problem r is unreachable before frame ``start_frames[r]``, where it enters at
-    ``start_positions[r]`` and the position after it.
+    ``start_positions[r]`` and the position after it; ``skip`` (R, L) says which
+    positions may be reached from two before (:func:`_skips`).
     """
     frames, rows, length = emissions.shape
     dtype = emissions.dtype
@@ -115,10 +133,7 @@ def _log_alpha(xp, emissions, extended, start_frames, start_positions):
     # The problems lie side by side in one flat row per frame, so that a step is a few
     # operations on long contiguous arrays (their cost is mostly per call). Position s takes
     # the log-sum-exp of its predecessors s - 2, s - 1 and s, shifted by the largest one.
-    # Additive masks rule out predecessors in the previous problem, and skips, allowed only
-    # onto a label that differs from the label at s - 2.
-    skip = np.zeros_like(extended, dtype=bool)
-    skip[:, 2:] = (extended[:, 2:] != 0) & (extended[:, 2:] != extended[:, :-2])
+    # Additive masks rule out predecessors in the previous problem, and the skips not allowed.
     masks = np.zeros((3, rows, length), dtype)
     masks[0][~skip] = impossible
     masks[1, :, 0] = impossible
@@ -161,7 +176,7 @@ def _log_alpha(xp, emissions, extended, start_frames, start_positions):
     return state[1:, 2:].reshape(frames, rows, length)
 
 
-def ctc_loss(labels, logits, input_lengths, label_lengths):
+def ctc_loss(labels, logits, input_lengths, label_lengths, blank_labels=False):
     """CTC negative log-likelihood of each sample, with blank = class 0.
 
     ``logits`` are unnormalised: the log-softmax over classes is part of the
@@ -171,8 +186,12 @@ def ctc_loss(labels, logits, input_lengths, label_lengths):
     and a zero gradient.
 
     Args:
-        labels: Integer labels (N, S) in 1..C-1, padded past each label length
-            with any value.
+        labels: Integer labels (N, S) in 1..C-1 (0..C-1 with ``blank_labels``),
+            padded past each label length with any value.
+        blank_labels: Accept the blank as a label, as TensorFlow's CTC (and so
+            Keras 2's ``K.ctc_batch_cost``) does: it takes a position of its own
+            in the alignment, which only blank frames fill and no skip reaches.
+            Keras's image_ocr example labels its empty images this way.
         logits: Floating tensor (N, T, C).
         input_lengths: Number of valid frames of each sample (N,), in 1..T.
         label_lengths: Number of labels of each sample (N,), in 0..S.
@@ -204,9 +223,10 @@ def ctc_loss(labels, logits, input_lengths, label_lengths):
             raise ValueError(f'ctc_loss: {name} must lie in [{low}, {high}], got '
                              f'{lengths.min()}..{lengths.max()}')
     used = np.arange(labels.shape[1]) < label_lengths[:, None]
-    if used.any() and (labels[used].min() < 1 or labels[used].max() >= classes):
-        raise ValueError(f'ctc_loss: labels must lie in [1, {classes - 1}] (0 is the blank), '
-                         f'got {labels[used].min()}..{labels[used].max()}')
+    lowest = 0 if blank_labels else 1
+    if used.any() and (labels[used].min() < lowest or labels[used].max() >= classes):
+        raise ValueError(f'ctc_loss: labels must lie in [{lowest}, {classes - 1}] (0 is the '
+                         f'blank), got {labels[used].min()}..{labels[used].max()}')
     return CTCLoss(labels, input_lengths, label_lengths)(logits)
 
 

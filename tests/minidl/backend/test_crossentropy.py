@@ -90,3 +90,21 @@ def test_ctc_batch_cost_matches_torch_with_the_last_class_as_blank():
         torch.tensor(input_length[:, 0]), torch.tensor(label_length[:, 0]),
         blank=classes - 1, reduction='none')
     np.testing.assert_allclose(K.eval(got)[:, 0], want.numpy(), rtol=1e-5)
+
+
+def test_ctc_batch_cost_takes_the_blank_as_a_label_as_tensorflow_does():
+    # Keras 2's image_ocr labels its empty images [blank] (label length 1) and pads labels
+    # with -1. With every frame's path all blanks, TensorFlow's lattice holds T (T + 1) / 2
+    # of them: the loss is -sum log p(blank) - log(T (T + 1) / 2).
+    steps, classes = 5, 4
+    scores = rng.standard_normal((2, steps, classes))
+    y_pred = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    labels = np.array([[classes - 1, -1], [classes - 1, 1]])
+    got = K.eval(K.ctc_batch_cost(t(labels), t(y_pred), t(np.array([[5], [4]])),
+                                  t(np.array([[1], [1]]))))[:, 0]
+    want = [-np.log(y_pred[0, :, -1] + K.epsilon()).sum() - np.log(15),
+            -np.log(y_pred[1, :4, -1] + K.epsilon()).sum() - np.log(10)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match='labels must lie in'):
+        K.ctc_batch_cost(t(np.array([[classes]])), t(y_pred[:1]), t(np.array([[5]])),
+                         t(np.array([[1]])))

@@ -1,3 +1,5 @@
+import itertools
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,12 @@ GRADCHECK_CASES = [
     GradCase(CTCLoss,
              lambda logits: ctc_loss([[1, 1], [2, 0], [2, 1]], logits, [4, 3, 2], [2, 1, 0]),
              [random(3, 4, 3)]),
+    # TensorFlow's blank labels: alone, and between other labels (where the skips of the
+    # backward pass differ from those of the forward pass if taken from the wrong label).
+    GradCase(CTCLoss,
+             lambda logits: ctc_loss([[0, 0, 0], [1, 0, 2], [2, 0, 0]], logits, [4, 5, 3],
+                                     [1, 3, 2], blank_labels=True),
+             [random(3, 5, 3)]),
 ]
 
 
@@ -190,3 +198,49 @@ def test_rejects_bad_types_and_shapes():
     with pytest.raises(ValueError, match='at least one sample and one frame'):
         ctc_loss(np.zeros((0, 2), np.int64), np.zeros((0, 4, 3), np.float32),
                  np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _alignments_by_enumeration(probs, labels):
+    """The likelihood summed over every path of TensorFlow's CTC lattice, by enumeration.
+
+    Positions of the extended sequence (blank, l1, blank, ..., blank); a path
+    starts at position 0 or 1, ends at the last or second-last, and at each
+    frame stays, moves one on, or skips two onto a label that is not the blank
+    and differs from the label two before.
+    """
+    extended = [0]
+    for label in labels:
+        extended += [label, 0]
+    length, total = len(extended), 0.0
+    for path in itertools.product(range(length), repeat=len(probs)):
+        steps = np.diff(path)
+        if path[0] > 1 or path[-1] < length - 2 or (steps < 0).any() or (steps > 2).any():
+            continue
+        if any(step == 2 and (extended[end] == 0 or extended[end] == extended[end - 2])
+               for step, end in zip(steps, path[1:])):
+            continue
+        total += np.prod([probs[frame, extended[position]]
+                          for frame, position in enumerate(path)])
+    return total
+
+
+@pytest.mark.parametrize('labels', [[0], [1, 0], [0, 2], [1, 0, 1], [2, 0, 0]])
+def test_blank_labels_follow_tensorflows_lattice(labels):
+    # Keras 2's image_ocr labels its empty images with the blank; TensorFlow aligns such a
+    # label like any other, except that no skip reaches it.
+    frames = 5
+    logits = random(1, frames, 3, seed=len(labels) + sum(labels))
+    probs = np.exp(logits[0]) / np.exp(logits[0]).sum(axis=1, keepdims=True)
+    loss = ctc_loss([labels], Tensor(logits, dtype='float64'), [frames], [len(labels)],
+                    blank_labels=True)
+    np.testing.assert_allclose(loss.numpy(), [-np.log(_alignments_by_enumeration(probs, labels))],
+                               rtol=1e-10)
+    # A lone blank label: every path is all blanks, T (T + 1) / 2 of them through the lattice.
+    if labels == [0]:
+        np.testing.assert_allclose(
+            loss.numpy(), [-np.log(probs[:, 0]).sum() - np.log(frames * (frames + 1) / 2)])
+
+
+def test_blank_labels_are_refused_unless_asked_for():
+    with pytest.raises(ValueError, match=r'labels must lie in \[1, 2\]'):
+        ctc_loss([[1, 0]], random(1, 4, 3), [4], [2])
