@@ -4,8 +4,8 @@ import warnings
 
 from minidl.layers.serialization import deserialize, serialize
 from minidl.layers.weight_budget import weight_budget
-from minidl.saving import datasets, hdf5, load_limit, state, training_config as training, \
-    weights as weights_module
+from minidl.saving import datasets, hdf5, load_limit, state, tf_keras_compat, \
+    training_config as training, weights as weights_module
 
 # Keras 2 (tf.keras >= 2.4) calls a functional model 'Functional' in its files.
 _CLASS_ALIASES = {'Functional': 'Model'}
@@ -113,7 +113,8 @@ def load_model(filepath, custom_objects=None, compile=True, max_bytes=None):
             if 'training_config' in file.attrs else None
         random_state = hdf5.read_json(file.attrs, 'minidl_state') \
             if 'minidl_state' in file.attrs else None
-        compile_arguments = training.compile_arguments(train_config, custom_objects) \
+        compile_arguments = training.compile_arguments(
+            tf_keras_compat.training_config(train_config, custom_objects), custom_objects) \
             if compile and train_config is not None else None
         # The file's values replace the initial ones: none are drawn.
         with weight_budget(limit, draw=False, hint=load_limit.hint('load_model', 'file')):
@@ -128,7 +129,9 @@ def load_model(filepath, custom_objects=None, compile=True, max_bytes=None):
         if compile_arguments is not None:
             model.compile(**compile_arguments)
             if 'optimizer_weights' in file:
-                optimizer_datasets = _optimizer_datasets(model, file['optimizer_weights'])
+                optimizer_datasets = _optimizer_datasets(
+                    model, file['optimizer_weights'],
+                    _file_weight_names(assignments, file['model_weights']))
         elif compile:
             warnings.warn('no training configuration in the file, so the model is not '
                           'compiled; compile it before training', stacklevel=2)
@@ -151,6 +154,8 @@ def checked_model_config(config, custom_objects):
             and isinstance(config.get('config'), dict)):
         raise ValueError(f"'model_config' must be an object with a 'class_name' string and a "
                          f"'config' object, found {config!r:.200}")
+    # Translated first, so that a Lambda layer under another name ('Custom>Lambda') is found.
+    config = tf_keras_compat.model_config(config, custom_objects)
     if 'Lambda' not in custom_objects:
         _refuse_lambda_layers(config)
     class_name = config['class_name']
@@ -176,11 +181,31 @@ def _refuse_lambda_layers(config):
             _refuse_lambda_layers(item)
 
 
-def _optimizer_datasets(model, group):
-    """The saved optimizer state's datasets if they fit the optimizer (none read), else None."""
+def _file_weight_names(assignments, group):
+    """``id(weight)`` -> the name of its dataset under ``group`` ('lstm/lstm_cell/kernel:0')."""
+    prefix = group.name.rstrip('/') + '/'
+    return {id(weight): item.name[len(prefix):].partition('/')[2]
+            for layer, items in assignments for weight, item in zip(layer.weights, items)}
+
+
+def _optimizer_datasets(model, group, weight_names):
+    """The saved optimizer state's datasets if they fit the optimizer (none read), else None.
+
+    They are taken in the file's order, or, in a tf-keras 2.11+ file, found
+    by the names of the parameters in the file (``weight_names``, by id).
+    """
     items = weights_module.saved_datasets(group)
     optimizer, params = model.optimizer, model.trainable_weights
     optimizer.build(params)
+    try:
+        order = tf_keras_compat.optimizer_order(
+            hdf5.read_strings(group.attrs, 'weight_names'), optimizer,
+            [weight_names.get(id(param)) for param in params])
+    except ValueError as error:
+        _warn_fresh_state(optimizer, error)
+        return None
+    if order is not None:
+        items = [items[position] for position in order]
     names, shapes = optimizer.weight_names(), optimizer.weight_shapes()
     problems = [f'it has {len(names)} arrays ({", ".join(names)}), the file has {len(items)}'] \
         if len(items) != len(names) else []

@@ -52,6 +52,10 @@ def test_the_file_has_keras_2_layout(tmp_path):
     with h5py.File(path, 'r') as file:
         assert set(file.attrs) == {'keras_version', 'backend', 'model_config', 'training_config',
                                    'minidl_state'}
+        # Keras 2 reads these as strings and checks that the version is 2.x.
+        texts = [file.attrs[key] for key in ('keras_version', 'backend')]
+        assert [text.decode() if isinstance(text, bytes) else text for text in texts] == \
+            ['2.15.0', 'minidl']
         model_config = json.loads(file.attrs['model_config'])
         assert model_config['class_name'] == 'Model'
         assert [entry['name'] for entry in model_config['config']['layers']] == \
@@ -64,6 +68,7 @@ def test_the_file_has_keras_2_layout(tmp_path):
         assert training['optimizer_config']['config']['momentum'] == 0.9
 
         group = file['model_weights']
+        assert set(group.attrs) == {'layer_names', 'backend', 'keras_version'}
         names = [name.decode() for name in group.attrs['layer_names']]
         assert names == ['first', 'second', 'shared', 'concatenate', 'norm', 'label', 'value']
         assert len(group['first'].attrs['weight_names']) == 0

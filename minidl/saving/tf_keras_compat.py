@@ -1,0 +1,241 @@
+"""Full-model files written by tf.keras / tf-keras 2.x: the rules that translate them.
+
+tf.keras (TensorFlow 2.x, and the tf-keras package that continues it up to
+2.21) keeps Keras 2's HDF5 layout, which minidl reads and writes, but puts
+some things in it that Keras 2.2.4 did not. Every rule here is one such
+difference, translated on the file's parsed descriptions (plain JSON data)
+before anything is built, so the rest of loading is unchanged: only
+registered classes and ``custom_objects`` are built, a Lambda layer is
+refused, weights are counted against the load limit, and every dataset's
+declared shape is checked before it is read. Files without these marks
+(minidl's own, Keras 2.2.4's) pass through unchanged.
+
+- Class names ``'package>Name'`` (:func:`class_name`).
+- ``'module'`` and ``'registered_name'`` beside a ``class_name``
+  (:func:`model_config`).
+- InputLayer's ``'optional'`` (:func:`model_config`).
+- The optimizers of tf-keras 2.11 and later: their extra config keys
+  (:func:`optimizer_config`) and their state's names and order
+  (:func:`optimizer_order`), which is also where ``lstm/lstm_cell/kernel:0``
+  meets minidl's ``lstm/kernel:0``.
+"""
+
+import warnings
+
+from minidl.registry import get_custom_objects
+
+# The package tf-keras registers its own serialisable classes under (its optimizers are
+# 'Custom>Adam', ...), which is also register_keras_serializable's default package.
+_TF_KERAS_PACKAGE = 'Custom'
+
+# Keys of tf-keras 2.11+ optimizer configs that minidl's optimizers lack, with the value
+# at which each does nothing: there it is dropped without a word.
+_INERT = {'use_ema': False, 'ema_momentum': 0.99, 'ema_overwrite_frequency': None,
+          'jit_compile': False, 'is_legacy_optimizer': False, 'weight_decay': None}
+# Of those, the ones whose other values change the updates (refused), the rest only how
+# they are computed or named (ignored with a warning).
+_CHANGE_THE_MATHS = {
+    'use_ema': 'an exponential moving average of the weights replaces them',
+    'weight_decay': 'decoupled weight decay; the variables it skipped '
+                    '(exclude_from_weight_decay) are not in the file, so it cannot be '
+                    'reproduced (minidl.optimizers.AdamW decays every weight)',
+}
+# The state slots of the tf-keras 2.11+ optimizers checked here to mean what minidl's
+# do (the same update from the same state; tests/minidl/saving/test_tf_keras_files.py),
+# by minidl's slot name. Adam's and AdamW's ('m', 'v', 'vhat') have the same names.
+_SLOT_NAMES = {'SGD': {'momentum': 'm'}}
+# tf-keras 2.11+ names the step counter 'iteration:0', outside the optimizer's scope.
+_ITERATION = 'iteration:0'
+
+
+def class_name(name, custom_objects):
+    """The name to look ``name`` up by, for a name tf-keras wrote as ``'package>Name'``.
+
+    tf-keras's ``register_keras_serializable(package)`` saves a class as
+    ``'package>Name'``, and tf-keras registers its own optimizers that way
+    ('Custom>Adam'). The whole name is kept if ``custom_objects`` (or the
+    process-wide custom objects) has it; else the bare ``'Name'`` is used if
+    they have that, or if the package is 'Custom' (tf-keras's own classes,
+    and user classes registered with the default package, which then need
+    ``custom_objects={'Name': ...}`` as any custom class does). A name from
+    another package is kept, so the unknown-class error names it.
+    """
+    if not isinstance(name, str) or '>' not in name:
+        return name
+    known = [custom_objects or {}, get_custom_objects()]
+    if any(name in objects for objects in known):
+        return name
+    package, _, bare = name.rpartition('>')
+    if package == _TF_KERAS_PACKAGE or any(bare in objects for objects in known):
+        return bare
+    return name
+
+
+def model_config(config, custom_objects):
+    """A copy of the model description ``config`` with tf-keras's additions translated.
+
+    - Every ``{'class_name', 'config'}`` object's class name goes through
+      :func:`class_name`; the keys tf-keras writes beside it, ``'module'``
+      and ``'registered_name'`` (where tf-keras would import the class
+      from), are dropped: minidl finds classes by name in its registries only.
+    - InputLayer's ``'optional'`` (tf-keras 2.15+: the input may be None) is
+      dropped when false; minidl has no optional inputs, so true is refused.
+
+    Raises:
+        ValueError: For an optional input, or a description that nests too
+            deeply to walk.
+    """
+    try:
+        return _translated(config, custom_objects)
+    except RecursionError:  # one call per level: a crafted file can nest without end
+        raise ValueError("'model_config' nests too deeply to be a model description") from None
+
+
+def _translated(value, custom_objects):
+    if isinstance(value, list):
+        return [_translated(item, custom_objects) for item in value]
+    if not isinstance(value, dict):
+        return value
+    value = {key: _translated(item, custom_objects) for key, item in value.items()}
+    if isinstance(value.get('class_name'), str) and 'config' in value:
+        value.pop('module', None)
+        value.pop('registered_name', None)
+        value['class_name'] = class_name(value['class_name'], custom_objects)
+        if value['class_name'] == 'InputLayer' and isinstance(value['config'], dict):
+            value['config'] = _input_layer_config(value['config'])
+    return value
+
+
+def _input_layer_config(config):
+    config = dict(config)
+    if config.pop('optional', False):
+        raise ValueError(f"input {config.get('name')!r} is optional (tf-keras's "
+                         f"Input(optional=True)); minidl's inputs always take a value")
+    return config
+
+
+def training_config(config, custom_objects):
+    """A copy of 'training_config' with class names and the optimizer's config translated.
+
+    Losses and metrics get :func:`model_config`'s treatment of class names;
+    the optimizer's config goes through :func:`optimizer_config`.
+
+    Raises:
+        ValueError: As :func:`optimizer_config`.
+    """
+    if not isinstance(config, dict):
+        return config  # compile_arguments refuses it, with its own message
+    saved = config.get('optimizer_config')
+    config = _translated(config, custom_objects)
+    optimizer = config.get('optimizer_config')
+    if isinstance(optimizer, dict) and isinstance(optimizer.get('config'), dict):
+        # Messages name the class as the file does ('Custom>Adam').
+        config['optimizer_config'] = {**optimizer, 'config': optimizer_config(
+            optimizer['config'], optimizer['class_name'], saved['class_name'])}
+    return config
+
+
+def optimizer_config(config, name, saved_name=None):
+    """An optimizer config from tf-keras 2.11+ without the keys minidl's optimizers lack.
+
+    Those optimizers save ``use_ema``, ``ema_momentum``,
+    ``ema_overwrite_frequency``, ``jit_compile``, ``is_legacy_optimizer`` and
+    ``weight_decay``. At the value where each does nothing (use_ema false,
+    weight_decay null, ...) it is dropped. ``jit_compile`` true (compiled
+    with XLA: the same update) and EMA settings that EMA being off makes
+    unused are dropped with a warning that names them. An option that would
+    change the updates is refused: minidl cannot continue the training the
+    file describes. AdamW's ``weight_decay`` is its own argument and kept.
+
+    Args:
+        config: The optimizer's 'config' object.
+        name: Its class name (AdamW keeps its weight_decay).
+        saved_name: Its class name as the file gives it, for messages
+            (``name`` if None).
+
+    Raises:
+        ValueError: For ``use_ema`` true or a ``weight_decay`` other than
+            null or 0 on an optimizer other than AdamW.
+    """
+    config = dict(config)
+    own = {'weight_decay'} if isinstance(name, str) and name.lower() == 'adamw' else set()
+    saved_name = name if saved_name is None else saved_name
+    changed, ignored = [], []
+    for key, inert in _INERT.items():
+        if key not in config or key in own:
+            continue
+        value = config.pop(key)
+        if value == inert or (key == 'weight_decay' and value == 0):
+            continue
+        if key in _CHANGE_THE_MATHS:
+            changed.append(f'{key}={value!r} ({_CHANGE_THE_MATHS[key]})')
+        else:
+            ignored.append(f'{key}={value!r}')
+    if changed:
+        raise ValueError(f"the saved optimizer {saved_name!r} uses tf-keras options minidl "
+                         f"does not have: {'; '.join(changed)}; load with compile=False and "
+                         f"compile the model with an optimizer of your choice")
+    if ignored:  # stacklevel: optimizer_config, training_config, load_model, its caller
+        warnings.warn(f"the saved optimizer {saved_name!r}: ignored the tf-keras option(s) "
+                      f"{', '.join(ignored)}, which do not change its updates", stacklevel=4)
+    return config
+
+
+def optimizer_order(file_names, optimizer, param_names):
+    """For each of ``optimizer``'s arrays, the position of its value in a tf-keras 2.11+ file.
+
+    tf-keras 2.11+ optimizers name their state after the parameter it
+    belongs to, slot first, and store it parameter by parameter
+    (``'iteration:0'``, ``'Adam/m/dense/kernel:0'``, ``'Adam/v/dense/kernel:0'``,
+    ``'Adam/m/dense/bias:0'``, ...); minidl's (like Keras 2.2.4's and older
+    tf.keras') put every parameter's first slot before any second slot. So
+    each array is found by name: the parameter's name is the one its weight
+    has in the file's 'model_weights' (``param_names``), which is also how
+    tf-keras's ``lstm/lstm_cell/kernel`` meets minidl's ``lstm/kernel``
+    (they are the same weight of the same layer, paired by position when
+    the layer's weights were loaded).
+
+    Args:
+        file_names: The file's optimizer 'weight_names', in order.
+        optimizer: The built minidl optimizer whose arrays are wanted.
+        param_names: For each of the optimizer's parameters, the name of
+            its weight in the file.
+
+    Returns:
+        One index into ``file_names`` per ``optimizer.weight_names()``, or
+        None when the file's names are not tf-keras 2.11+'s (then the arrays
+        are in minidl's order, checked by position as before).
+
+    Raises:
+        ValueError: If they are tf-keras 2.11+'s but do not name every array
+            of ``optimizer`` exactly once (another optimizer's slots, or
+            state minidl's optimizer does not keep), saying which.
+    """
+    if _ITERATION not in file_names:
+        return None
+    # 'Adam/m/dense/kernel:0' -> 'm/dense/kernel:0': the optimizer's own name is its prefix.
+    by_name = {}
+    for position, name in enumerate(file_names):
+        key = name if name == _ITERATION else name.partition('/')[2]
+        by_name.setdefault(key, []).append(position)
+    kind = type(optimizer).__name__
+    if optimizer.state_names:
+        raise ValueError(f"the state of tf-keras's {kind} is not translated to minidl's "
+                         f"({', '.join(optimizer.state_names)})")
+    renamed = _SLOT_NAMES.get(kind, {})
+    wanted = [_ITERATION] + [f'{renamed.get(slot, slot)}/{param}'
+                             for slot in optimizer.slot_names for param in param_names]
+    order, missing = [], []
+    for name in wanted:
+        found = by_name.get(name, [])
+        if len(found) == 1:
+            order.append(found[0])
+        else:
+            missing.append(name)
+    unused = len(file_names) - len(order)
+    if missing or unused:
+        raise ValueError(f"its tf-keras names do not match {kind}'s state: "
+                         f"{len(missing)} of its arrays not found once "
+                         f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}), "
+                         f"{unused} of the file's left over")
+    return order
