@@ -1,7 +1,9 @@
 """Saving and loading models and weights in Keras 2's HDF5 format.
 
 Files written here load in Keras 2 and files written by Keras 2 load here,
-for the same architectures. Only this package imports h5py.
+for the same architectures; what tf.keras / tf-keras 2.x add to the layout
+is translated by :mod:`minidl.saving.tf_keras_compat`. Only this package
+imports h5py.
 
 Full model (:func:`save_model`, ``Model.save``)::
 

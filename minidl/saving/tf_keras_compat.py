@@ -31,7 +31,11 @@ _TF_KERAS_PACKAGE = 'Custom'
 # Keys of tf-keras 2.11+ optimizer configs that minidl's optimizers lack, with the value
 # at which each does nothing: there it is dropped without a word.
 _INERT = {'use_ema': False, 'ema_momentum': 0.99, 'ema_overwrite_frequency': None,
-          'jit_compile': False, 'is_legacy_optimizer': False, 'weight_decay': None}
+          'jit_compile': False, 'weight_decay': None}
+# Which of tf-keras's two optimizer families wrote the config: no option, always dropped.
+_FAMILY = 'is_legacy_optimizer'
+# Keys every tf-keras 2.11+ optimizer config has: their presence marks one.
+_MARKS = ('use_ema', 'jit_compile', _FAMILY)
 # Of those, the ones whose other values change the updates (refused), the rest only how
 # they are computed or named (ignored with a warning).
 _CHANGE_THE_MATHS = {
@@ -128,11 +132,24 @@ def training_config(config, custom_objects):
     saved = config.get('optimizer_config')
     config = _translated(config, custom_objects)
     optimizer = config.get('optimizer_config')
-    if isinstance(optimizer, dict) and isinstance(optimizer.get('config'), dict):
+    if _is_tf_keras_optimizer(optimizer, custom_objects):
         # Messages name the class as the file does ('Custom>Adam').
         config['optimizer_config'] = {**optimizer, 'config': optimizer_config(
-            optimizer['config'], optimizer['class_name'], saved['class_name'])}
+            optimizer['config'], optimizer['class_name'], saved.get('class_name'))}
     return config
+
+
+def _is_tf_keras_optimizer(optimizer, custom_objects):
+    """Whether ``optimizer`` is a tf-keras 2.11+ optimizer's config for one of minidl's classes.
+
+    A class of your own (in ``custom_objects``) gets its config untouched:
+    what its keys mean is for it to say.
+    """
+    if not (isinstance(optimizer, dict) and isinstance(optimizer.get('config'), dict)):
+        return False
+    name = optimizer.get('class_name')
+    own = any(name in objects for objects in (custom_objects or {}, get_custom_objects()))
+    return not own and any(key in optimizer['config'] for key in _MARKS)
 
 
 def optimizer_config(config, name, saved_name=None):
@@ -140,12 +157,14 @@ def optimizer_config(config, name, saved_name=None):
 
     Those optimizers save ``use_ema``, ``ema_momentum``,
     ``ema_overwrite_frequency``, ``jit_compile``, ``is_legacy_optimizer`` and
-    ``weight_decay``. At the value where each does nothing (use_ema false,
-    weight_decay null, ...) it is dropped. ``jit_compile`` true (compiled
-    with XLA: the same update) and EMA settings that EMA being off makes
-    unused are dropped with a warning that names them. An option that would
-    change the updates is refused: minidl cannot continue the training the
-    file describes. AdamW's ``weight_decay`` is its own argument and kept.
+    ``weight_decay``. ``is_legacy_optimizer`` says which of tf-keras's two
+    families wrote the config and is dropped; each of the others is dropped
+    at the value where it does nothing (use_ema false, weight_decay null,
+    ...). ``jit_compile`` true (compiled with XLA: the same update) and EMA
+    settings that EMA being off leaves unused are dropped with a warning
+    that names them. An option that would change the updates is refused:
+    minidl could not continue the training the file describes. AdamW's
+    ``weight_decay`` is its own argument and kept.
 
     Args:
         config: The optimizer's 'config' object.
@@ -158,6 +177,7 @@ def optimizer_config(config, name, saved_name=None):
             null or 0 on an optimizer other than AdamW.
     """
     config = dict(config)
+    config.pop(_FAMILY, None)
     own = {'weight_decay'} if isinstance(name, str) and name.lower() == 'adamw' else set()
     saved_name = name if saved_name is None else saved_name
     changed, ignored = [], []
@@ -168,9 +188,9 @@ def optimizer_config(config, name, saved_name=None):
         if value == inert or (key == 'weight_decay' and value == 0):
             continue
         if key in _CHANGE_THE_MATHS:
-            changed.append(f'{key}={value!r} ({_CHANGE_THE_MATHS[key]})')
+            changed.append(f'{key}={value!r:.100} ({_CHANGE_THE_MATHS[key]})')
         else:
-            ignored.append(f'{key}={value!r}')
+            ignored.append(f'{key}={value!r:.100}')
     if changed:
         raise ValueError(f"the saved optimizer {saved_name!r} uses tf-keras options minidl "
                          f"does not have: {'; '.join(changed)}; load with compile=False and "

@@ -44,11 +44,12 @@ class Scale(Layer):
         return {**super().get_config(), 'offset': self.offset}
 
 
-def load_quietly(path, **kwargs):
+def load_quietly(path, custom_objects=None, **kwargs):
     """``load_model`` that fails on any warning (a dropped optimizer state warns)."""
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        return load_model(path, custom_objects={'Scale': Scale}, **kwargs)
+        return load_model(path, custom_objects={'Scale': Scale, **(custom_objects or {})},
+                          **kwargs)
 
 
 def arrays(name, letter):
@@ -170,12 +171,30 @@ def test_an_option_that_changes_the_updates_is_refused_naming_it(tmp_path, key, 
 def test_options_that_do_not_change_the_updates_are_ignored_naming_them(tmp_path):
     path = editable_copy(tmp_path, 'mlp')
     edit_json(path, 'training_config', lambda config: adam_config(config).update(
-        {'jit_compile': True, 'ema_momentum': 0.5, 'weight_decay': 0}))
+        {'jit_compile': True, 'ema_momentum': 0.5, 'weight_decay': 0,
+         'is_legacy_optimizer': True}))
     with pytest.warns(UserWarning, match=r'ignored .*ema_momentum=0\.5, jit_compile=True') as \
             caught:
         model = load_model(path, custom_objects={'Scale': Scale})
-    assert not any('weight_decay' in str(warning.message) for warning in caught)
+    assert not any('weight_decay' in str(warning.message) or 'legacy' in str(warning.message)
+                   for warning in caught)
     assert not any('fresh' in str(warning.message) for warning in caught)
+    assert model.optimizer.iterations == 2
+
+
+def test_an_optimizer_class_of_your_own_gets_the_options_as_saved(tmp_path):
+    path = editable_copy(tmp_path, 'mlp')
+    edit_json(path, 'training_config', lambda config: adam_config(config).update(
+        {'use_ema': True, 'ema_momentum': 0.9}))
+
+    class AdamWithAverage(optimizers.Adam):
+        def __init__(self, use_ema=False, ema_momentum=0.99, ema_overwrite_frequency=None,
+                     jit_compile=False, is_legacy_optimizer=False, weight_decay=None,
+                     **kwargs):
+            super().__init__(**kwargs)
+            self.use_ema, self.ema_momentum = use_ema, ema_momentum
+    model = load_quietly(path, custom_objects={'Custom>Adam': AdamWithAverage})
+    assert model.optimizer.use_ema and model.optimizer.ema_momentum == 0.9
     assert model.optimizer.iterations == 2
 
 
