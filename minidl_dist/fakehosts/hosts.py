@@ -158,10 +158,14 @@ class FakeHosts:
         """Take the link of ``host`` (a name or index) down, or bring it up again."""
         _ip('-n', self._name(host), 'link', 'set', INTERFACE, 'up' if up else 'down')
 
+    def processes(self, host):
+        """Process ids of every process on ``host`` (ranks, hydra's proxy, mpiexec)."""
+        return _pids(self._name(host))
+
     def rank_pids(self, host):
         """Process ids of the ranks on ``host``: the processes its hydra proxy started."""
-        pids = _pids(self._name(host))
-        return [pid for pid in pids if _program(_parent(pid)) == 'hydra_pmi_proxy']
+        return [pid for pid in self.processes(host)
+                if _program(_parent(pid)) == 'hydra_pmi_proxy']
 
     def kill_ranks(self, host, signal_number=signal.SIGKILL):
         """Send the ranks on ``host`` a signal (by default kill them, as a host that dies)."""

@@ -8,12 +8,15 @@ single-host tests check.
 """
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
-from tests.minidl_dist.launch import launch, results
+from tests.minidl_dist.launch import ROOT, launch, results, run_process
 from tests.minidl_dist.test_averaging import AVERAGED, EPOCHS, STEPS, TOLERANCE, TOTALS, \
     halving_doubling_bytes
 
@@ -108,3 +111,25 @@ def test_model_averaging_runs_across_hosts_and_sends_what_the_formula_says(fake_
     expected, got = np.load(tmp_path / 'sync_sgd.npz'), np.load(tmp_path / 'average_sgd_1.npz')
     for key in expected:
         np.testing.assert_allclose(got[key], expected[key], rtol=0, atol=TOLERANCE)
+
+
+def test_the_fake_hosts_script_runs_a_job_over_new_hosts_and_removes_them(tmp_path):
+    from minidl_dist.fakehosts import unavailable_reason
+    if unavailable_reason():
+        pytest.skip(f'fake hosts cannot be made here: {unavailable_reason()}')
+    script = tmp_path / 'where.py'
+    script.write_text('import socket\nimport minidl_dist as dist\ndist.init()\n'
+                      "print(f'rank {dist.rank()} on {socket.gethostname()}', flush=True)\n")
+    command = [sys.executable, '-m', 'minidl_dist.fakehosts', '-np', '4',
+               sys.executable, '-m', 'minidl_dist', str(script)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
+    returncode, stdout, stderr = run_process(command, ROOT, env, 90)
+    assert returncode == 0, stderr
+    made = re.search(r'fakehosts: (\S+), (\S+) at 10\.213\.0\.1, 10\.213\.0\.2\n', stderr)
+    assert made, stderr
+    first, second = made.groups()
+    # (mpirun forwards the ranks' output as it comes: lines of different ranks may mix.)
+    said = sorted(re.findall(r'rank (\d) on (minidl-\d+-\d+-h\d+)', stdout))
+    assert said == [('0', first), ('1', first), ('2', second), ('3', second)], stdout
+    listing = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True).stdout
+    assert first not in listing and second not in listing
