@@ -88,15 +88,16 @@ class SequenceFeed:
     check_batches = True
     batch_size = None  # whatever each item holds
 
-    def __init__(self, sequence, steps=None, shuffle=False, generator=None):
+    def __init__(self, sequence, steps=None, shuffle=False, generator=None, names=(None, None)):
         self.sequence, self.shuffle, self.generator = sequence, shuffle, generator
         self.steps = len(sequence) if steps is None else min(steps, len(sequence))
+        self.names = names
 
     def epoch(self):
         order = (to_numpy(self.generator.permutation(len(self.sequence)))
                  if self.shuffle else np.arange(len(self.sequence)))
         for index in order[:self.steps]:
-            yield batch_of(self.sequence[int(index)])
+            yield batch_of(self.sequence[int(index)], self.names)
         self.sequence.on_epoch_end()
 
 
@@ -106,8 +107,8 @@ class GeneratorFeed:
     check_batches = True
     batch_size = None  # whatever each item holds
 
-    def __init__(self, iterator, steps):
-        self.iterator, self.steps = iter(iterator), steps
+    def __init__(self, iterator, steps, names=(None, None)):
+        self.iterator, self.steps, self.names = iter(iterator), steps, names
 
     def epoch(self):
         count = 0
@@ -120,20 +121,43 @@ class GeneratorFeed:
                                      f'{self.steps} were expected per epoch') from None
                 return
             count += 1
-            yield batch_of(item)
+            yield batch_of(item, self.names)
 
 
-def batch_of(item):
-    """A Batch from a ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)`` item."""
+def batch_of(item, names=(None, None)):
+    """A Batch from a ``(x,)``, ``(x, y)`` or ``(x, y, sample_weight)`` item.
+
+    ``names`` are the model's input names and the names of its outputs with a
+    loss, for an ``x`` or ``y`` given as a dict by name (:func:`by_name`).
+    """
     if not isinstance(item, tuple):
         item = (item,)
     if not 1 <= len(item) <= 3:
         raise ValueError(f'a batch must be (x,), (x, y) or (x, y, sample_weight); '
                          f'got a tuple of {len(item)} items')
     x, y, weight = (tuple(item) + (None, None))[:3]
-    x = as_list(x)
-    y = None if y is None else as_list(y)
+    x = as_list(by_name(x, names[0], 'x'))
+    y = None if y is None else as_list(by_name(y, names[1], 'y'))
     return Batch(x, y, weight, slice(0, len(x[0])))
+
+
+def by_name(data, names, what):
+    """``data`` as it is, or, for a dict, its values for ``names`` in that order.
+
+    As in Keras 2.2.4, keys the model has no use for are left out (Keras's
+    image_ocr example passes its source strings along with the inputs), and a
+    missing name is an error.
+    """
+    if not isinstance(data, dict):
+        return data
+    if names is None:
+        raise ValueError(f'{what} given by name, but this model has no named '
+                         f'inputs/outputs')
+    missing = [name for name in names if name not in data]
+    if missing:
+        raise ValueError(f'no data given for {missing} in {what}; {what} by name needs each of '
+                         f'{names}, got {sorted(data)}')
+    return [data[name] for name in names]
 
 
 def as_list(data):

@@ -20,7 +20,7 @@ import numpy as np
 
 from minidl.compute import to_numpy
 from minidl.data import Sequence
-from minidl.models.feed import GeneratorFeed, SequenceFeed, as_list
+from minidl.models.feed import GeneratorFeed, SequenceFeed, as_list, by_name
 from minidl.models.weighting import (
     ClassWeightedFeed, apply_class_weight, as_weight_list, check_class_weight, check_weights,
     checked_sample_weight, per_output_sample_weights)
@@ -64,7 +64,8 @@ def refuse_scalar(method, x, alternatives='a list or dict of them'):
                          f'samples (or {alternatives}); got the scalar {x!r}')
 
 
-def batch_feed(method, kind, x, y, sample_weight, class_weight, steps, shuffle, generator):
+def batch_feed(method, kind, x, y, sample_weight, class_weight, steps, shuffle, generator,
+               names=(None, None)):
     """The feed of data that is not arrays: a ``Sequence`` or a generator of
     ``(x, y[, sample_weight])`` batches, with ``class_weight`` applied to each batch.
 
@@ -78,6 +79,8 @@ def batch_feed(method, kind, x, y, sample_weight, class_weight, steps, shuffle, 
             generator ends).
         shuffle: Visit a Sequence's batches in a new order each epoch.
         generator: The random generator that draws that order (the model's).
+        names: The model's input names and the names of its outputs with a
+            loss, for batches that give ``x`` or ``y`` as a dict by name.
 
     Raises:
         ValueError: For None, a scalar, or ``y`` or ``sample_weight`` given.
@@ -93,8 +96,8 @@ def batch_feed(method, kind, x, y, sample_weight, class_weight, steps, shuffle, 
     if y is not None or sample_weight is not None:
         raise ValueError('with a generator or Sequence as x, y and sample_weight come '
                          'from its batches; do not pass them separately')
-    feed = SequenceFeed(x, steps, shuffle, generator) if kind == SEQUENCE else \
-        GeneratorFeed(x, steps)
+    feed = SequenceFeed(x, steps, shuffle, generator, names) if kind == SEQUENCE else \
+        GeneratorFeed(x, steps, names)
     if class_weight is None:
         return feed
     check_class_weight(class_weight)
@@ -175,14 +178,7 @@ def arrays_by_name(data, names, what, model_name):
     """``data`` (an array, a list, or a dict by name) as a list of arrays in ``names``'
     order; ``names`` None takes any number of arrays, but no dict."""
     if isinstance(data, dict):
-        if names is None:
-            raise ValueError(f'{what} given by name, but this model has no named '
-                             f'inputs/outputs')
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise ValueError(f'{what} names {unknown}, which the model does not have; '
-                             f'expected {names}')
-        return as_list([data[name] for name in names])
+        return as_list(by_name(data, names, what))
     items = as_list(data)
     if names == [] and what == 'y':
         raise ValueError(f'model {model_name!r} has no output with a loss, so it takes no '

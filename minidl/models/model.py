@@ -271,8 +271,11 @@ class Model(Network):
         so that bad data is refused before anything is computed or changed."""
         kind = intake.kind_of(x)  # the one place that tells arrays from batches
         if kind != intake.ARRAYS:
+            objectives = self.objectives
+            names = (self.input_names if self.outputs else None,
+                     None if objectives is None else objectives.target_names)
             return intake.batch_feed(method, kind, x, y, sample_weight, class_weight, steps,
-                                     shuffle, self.shuffle_generator)
+                                     shuffle, self.shuffle_generator, names)
         batch_size = batch_size_of(batch_size)
         xs, ys, weight = self._standardize_user_data(method, x, y, sample_weight, class_weight)
         return ArrayFeed(xs, ys, weight, batch_size, shuffle, self.shuffle_generator)

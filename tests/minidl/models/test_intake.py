@@ -42,8 +42,33 @@ def test_inputs_by_name_come_in_the_models_order():
     assert xs[0] is a and xs[1] is b and ys is None and weight is None
     with pytest.raises(ValueError, match=r"model 'm' expects 2 x array\(s\) \(a, b\), got 1"):
         _arrays([a])
-    with pytest.raises(ValueError, match=r"x names \['c'\]"):
-        _arrays({'a': a, 'b': b, 'c': a})
+    # As in Keras 2.2.4, keys the model has no input for are left out; a missing one is named.
+    xs, _, _ = _arrays({'a': a, 'b': b, 'c': 'not an array'})
+    assert len(xs) == 2 and xs[0] is a and xs[1] is b
+    with pytest.raises(ValueError, match=r"no data given for \['b'\] in x"):
+        _arrays({'a': a, 'c': b})
+
+
+def test_generator_batches_by_name_as_keras_image_ocr_gives_them():
+    # Keras 2.2.4's image_ocr yields ({input name: array, ..., 'source_str': [...]},
+    # {'ctc': array}) from its generator.
+    a, b = (minidl.layers.Input((2,), name=name) for name in 'ab')
+    out = minidl.layers.Dense(1, name='out')(minidl.layers.concatenate([a, b]))
+    model = minidl.models.Model([a, b], out)
+    model.compile('sgd', 'mse')
+    rng = np.random.default_rng(0)
+    x = {'b': rng.standard_normal((8, 2)), 'a': rng.standard_normal((8, 2)),
+         'source_str': ['word'] * 8}
+    y = {'out': rng.standard_normal((8, 1))}
+    by_name = model.evaluate((item for item in [(x, y)] * 2), steps=2, verbose=0)
+    in_order = model.evaluate([x['a'], x['b']], y['out'], verbose=0)
+    assert by_name == pytest.approx(in_order, rel=1e-6)
+    np.testing.assert_array_equal(model.predict(iter([x]), steps=1),
+                                  model.predict([x['a'], x['b']]))
+    history = model.fit((item for item in [(x, y)] * 3), steps_per_epoch=3, verbose=0)
+    assert len(history.history['loss']) == 1
+    with pytest.raises(ValueError, match=r"no data given for \['out'\] in y"):
+        model.fit(iter([(x, {'ctc': y['out']})]), steps_per_epoch=1, verbose=0)
 
 
 def test_class_weight_times_sample_weight_by_hand():
