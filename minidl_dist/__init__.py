@@ -16,8 +16,11 @@ micro_shards=S)`` makes the result independent of the number of ranks.
 Dense layers by columns over the ranks, the rest staying data-parallel
 (:mod:`minidl_dist.hybrid`); ``ModelAveraging(opt, period=k)`` lets the ranks
 train apart and averages their models every ``k`` steps
-(:mod:`minidl_dist.averaging`). ``bytes_sent()`` and ``held_bytes(model)``
-measure the traffic and the memory per rank.
+(:mod:`minidl_dist.averaging`). ``DistributedOptimizer(opt,
+compression='qsgd')`` (or ``'topk'``, ``QSGD(...)``, ``TopK(...)``) sends
+quantized or sparse gradients (:mod:`minidl_dist.compressed`).
+``bytes_sent()`` and ``held_bytes(model)`` measure the traffic and the
+memory per rank.
 
 No hangs: under the launcher (``python -m minidl_dist``,
 :mod:`minidl_dist.launcher`) an uncaught exception, a non-zero exit or
@@ -30,17 +33,20 @@ for (:mod:`minidl_dist.watchdog`); ``fit`` refuses, on every rank, ranks
 with different numbers of samples, batch sizes or models.
 """
 
+from minidl_dist.async_sgd import AsyncOptimizer
 from minidl_dist.averaging import ModelAveraging
 from minidl_dist.callbacks import BroadcastWeights
 from minidl_dist.collectives import allgather, allreduce, broadcast
 from minidl_dist.comm import init, local_rank, local_size, rank, size
 from minidl_dist.model_parts import held_bytes
 from minidl_dist.optimizers import DistributedOptimizer
+from minidl_dist.qsgd import QSGD
 from minidl_dist.sync_batch_norm import SyncBatchNormalization
+from minidl_dist.topk import TopK
 from minidl_dist.traffic import bytes_sent
 
 __all__ = [
-    'BroadcastWeights', 'DistributedOptimizer', 'ModelAveraging', 'SyncBatchNormalization',
-    'allgather', 'allreduce', 'broadcast', 'bytes_sent', 'held_bytes', 'init', 'local_rank',
-    'local_size', 'rank', 'size',
+    'AsyncOptimizer', 'BroadcastWeights', 'DistributedOptimizer', 'ModelAveraging', 'QSGD',
+    'SyncBatchNormalization', 'TopK', 'allgather', 'allreduce', 'broadcast', 'bytes_sent',
+    'held_bytes', 'init', 'local_rank', 'local_size', 'rank', 'size',
 ]

@@ -3,6 +3,7 @@
 from minidl import optimizers
 from minidl_dist import comm
 from minidl_dist.allreduce import BUCKET_BYTES, Reducer
+from minidl_dist.compressed import CompressedDataParallel, codec_of
 from minidl_dist.hybrid import HybridParallel
 from minidl_dist.strategy import DataParallel
 
@@ -30,9 +31,16 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
             forward/backward passes instead of one (less efficient on small
             batches), and batch normalization sees micro-shards of
             batch/S samples.
-        compression: None, or 'fp16' to send gradients as float16 (summed in
-            float32): half the traffic, at float16 precision of the sums.
-            Not allowed with ``micro_shards``, whose sums must be exact.
+        compression: None; 'fp16' to send gradients as float16 (summed in
+            float32): half the traffic, at float16 precision of the sums;
+            'qsgd' or a :class:`~minidl_dist.qsgd.QSGD` (stochastic
+            quantization, unbiased: 4 bits per value by default); 'topk' or a
+            :class:`~minidl_dist.topk.TopK` (the largest 1 % of the values by
+            default, with error feedback). QSGD and top-k all-gather each
+            rank's encoded gradient and add the decodings in rank order
+            (:mod:`minidl_dist.compressed`). Not allowed with
+            ``micro_shards``, whose sums must be exact; QSGD and top-k not
+            with ``model_parallel``.
         bucket_bytes: Size of the pieces gradients are reduced in.
         every_rank_writes: Let every rank print progress and write files
             (checkpoints, CSV logs, ``model.save``); by default only rank 0 does.
@@ -57,8 +65,11 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
     optimizer = optimizers.get(optimizer)
     if optimizer.strategy is not None:
         raise ValueError(f'{optimizer.name} is already distributed')
-    if compression not in _COMPRESSIONS:
-        raise ValueError(f"compression must be None or 'fp16', got {compression!r}")
+    codec = codec_of(compression)
+    if codec is None and (not isinstance(compression, (str, type(None)))
+                          or compression not in _COMPRESSIONS):
+        raise ValueError(f"compression must be None, 'fp16', 'qsgd', 'topk', a QSGD or a TopK, "
+                         f"got {compression!r}")
     world = comm.world()
     ranks = world.Get_size()
     if micro_shards is not None:
@@ -68,9 +79,16 @@ def DistributedOptimizer(optimizer, micro_shards=None, compression=None,  # noqa
             raise ValueError(f'micro_shards must be a power of two divisible by the number of '
                              f'ranks ({ranks}), so that each rank holds a subtree of the sum; '
                              f'got {micro_shards!r}')
-        if _COMPRESSIONS[compression] is not None:
-            raise ValueError('micro_shards needs exact sums; it cannot be combined with '
-                             'fp16 compression')
+        if codec is not None or _COMPRESSIONS[compression] is not None:
+            raise ValueError(f'micro_shards needs exact sums; it cannot be combined with '
+                             f'{compression!r} compression')
+    if codec is not None:
+        if model_parallel is not None:
+            raise ValueError(f'{codec!r} compression applies to data parallelism; it cannot be '
+                             f'combined with model_parallel (use fp16 there)')
+        optimizer.strategy = CompressedDataParallel(world, Reducer(world, bucket_bytes), codec,
+                                                    every_rank_writes)
+        return optimizer
     reducer = Reducer(world, bucket_bytes, _COMPRESSIONS[compression])
     if model_parallel is None:
         optimizer.strategy = DataParallel(world, reducer, micro_shards, every_rank_writes)

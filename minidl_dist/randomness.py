@@ -81,9 +81,22 @@ class PartStreams:
             for generator, state in zip(self.generators, self._states):
                 generator.set_state(state)
 
+    def rank_stream(self, rank):
+        """A numpy Generator of this step's draws outside the model for ``rank`` (QSGD's rounding).
+
+        Seeded from the first generator's state at the step's start (the
+        default generator's, the same on every rank), the step and the rank,
+        so that a run replays them.
+        """
+        bit_generator = np.random.PCG64()
+        bit_generator.state = _stream_state(self._entropy[0] + [RANK_STREAMS, int(rank)])
+        return np.random.Generator(bit_generator)
+
 
 #: The shared stream's index, beyond any part's (parts are numbered from 0).
 SHARED = 1 << 32
+#: The index of the streams of :meth:`PartStreams.rank_stream`.
+RANK_STREAMS = SHARED + 1
 
 
 def _stream_state(entropy):
