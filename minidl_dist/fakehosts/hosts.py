@@ -104,6 +104,10 @@ class FakeHosts:
         if reason:
             raise FakeHostsUnavailable(reason)
         remove_stale()
+        listing = _namespaces()
+        for name in [self.switch, *self.names]:
+            if name in listing:  # left by an ended process that had this process's id
+                _remove(name)
         try:
             self._namespace(self.switch)
             _ip('-n', self.switch, 'link', 'add', 'br0', 'type', 'bridge')
@@ -189,9 +193,7 @@ class FakeHosts:
 
 def remove_stale():
     """Remove the namespaces (and scripts) of fake hosts whose creating process has ended."""
-    listing = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True).stdout
-    for line in listing.splitlines():
-        name = line.split(' ', 1)[0]
+    for name in _namespaces():
         match = _NAME.match(name)
         if match and not os.path.exists(f'/proc/{match.group(1)}'):
             _remove(name)
@@ -199,6 +201,11 @@ def remove_stale():
         match = re.match(r'minidl-(\d+)-\d+-sw-', entry.name)
         if match and entry.is_dir() and not os.path.exists(f'/proc/{match.group(1)}'):
             shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def _namespaces():
+    listing = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True).stdout
+    return [line.split(' ', 1)[0] for line in listing.splitlines()]
 
 
 def _remove(name):

@@ -124,6 +124,8 @@ def test_the_fake_hosts_script_runs_a_job_over_new_hosts_and_removes_them(tmp_pa
                sys.executable, '-m', 'minidl_dist', str(script)]
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS='1')
     returncode, stdout, stderr = run_process(command, ROOT, env, 90)
+    if returncode == 3 and 'fakehosts: cannot make the hosts here' in stderr:
+        pytest.skip(stderr.strip())
     assert returncode == 0, stderr
     made = re.search(r'fakehosts: (\S+), (\S+) at 10\.213\.0\.1, 10\.213\.0\.2\n', stderr)
     assert made, stderr
