@@ -18,7 +18,8 @@ Dense layers by columns over the ranks, the rest staying data-parallel
 train apart and averages their models every ``k`` steps
 (:mod:`minidl_dist.averaging`). ``DistributedOptimizer(opt,
 compression='qsgd')`` (or ``'topk'``, ``QSGD(...)``, ``TopK(...)``) sends
-quantized or sparse gradients (:mod:`minidl_dist.compressed`).
+quantized or sparse gradients (:mod:`minidl_dist.compressed`);
+``LearningRateWarmup`` is Goyal et al.'s warm-up to ``lr * ranks``.
 ``bytes_sent()`` and ``held_bytes(model)`` measure the traffic and the
 memory per rank.
 
@@ -35,7 +36,7 @@ with different numbers of samples, batch sizes or models.
 
 from minidl_dist.async_sgd import AsyncOptimizer
 from minidl_dist.averaging import ModelAveraging
-from minidl_dist.callbacks import BroadcastWeights
+from minidl_dist.callbacks import BroadcastWeights, LearningRateWarmup
 from minidl_dist.collectives import allgather, allreduce, broadcast
 from minidl_dist.comm import init, local_rank, local_size, rank, size
 from minidl_dist.model_parts import held_bytes
@@ -46,7 +47,7 @@ from minidl_dist.topk import TopK
 from minidl_dist.traffic import bytes_sent
 
 __all__ = [
-    'AsyncOptimizer', 'BroadcastWeights', 'DistributedOptimizer', 'ModelAveraging', 'QSGD',
-    'SyncBatchNormalization', 'TopK', 'allgather', 'allreduce', 'broadcast', 'bytes_sent',
-    'held_bytes', 'init', 'local_rank', 'local_size', 'rank', 'size',
+    'AsyncOptimizer', 'BroadcastWeights', 'DistributedOptimizer', 'LearningRateWarmup',
+    'ModelAveraging', 'QSGD', 'SyncBatchNormalization', 'TopK', 'allgather', 'allreduce',
+    'broadcast', 'bytes_sent', 'held_bytes', 'init', 'local_rank', 'local_size', 'rank', 'size',
 ]

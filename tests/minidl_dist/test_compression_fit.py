@@ -1,5 +1,7 @@
 """Compressed gradients under mpirun: 2 ranks train the digits MLP with QSGD and top-k.
 
+(The same launch checks LearningRateWarmup's default scale, the number of ranks.)
+
 One launch of scripts/compression_worker.py trains, per compression, two
 models from the same seed; every rank reports its weights' digest, the loss
 history, the bytes it sent during ``fit`` and the held-out accuracy.
@@ -55,3 +57,11 @@ def test_compressed_training_learns_replays_and_sends_what_the_formula_says(outp
     dense = steps * (halving_doubling_bytes(GRADIENTS + EXACT, 4, 0, RANKS)
                      + halving_doubling_bytes(TOTALS, 8, 0, RANKS))
     assert outputs[0]['none/0']['bytes'] == dense
+
+
+def test_warmup_climbs_to_the_number_of_ranks_times_the_rate(outputs):
+    # 12 batches in the one warm-up epoch: 0.1 * (1 + (2 - 1) * (b + 1) / 12) on every rank.
+    expected = [0.1 * (1 + (batch + 1) / 12) for batch in range(12)]
+    assert expected[0] == pytest.approx(0.10833333333333334) and expected[-1] == 0.2
+    for output in outputs:
+        assert output['warmup'] == pytest.approx(expected, rel=1e-12)

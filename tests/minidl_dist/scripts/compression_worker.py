@@ -4,7 +4,9 @@ Usage: compression_worker.py OUTPUT_DIR (under mpirun). For 'none', 'qsgd'
 and 'topk', two models built from the same seed train for 3 epochs (SGD,
 global batch 128); each rank writes rank<r>.json mapping
 ``<compression>/<run>`` to the sha256 of its final weights, the loss
-history, the bytes it sent during ``fit`` and the held-out accuracy.
+history, the bytes it sent during ``fit`` and the held-out accuracy; and
+under 'warmup' the rate of each batch of one epoch with
+``LearningRateWarmup(warmup_epochs=1)`` (its scale: the number of ranks).
 """
 
 import hashlib
@@ -14,6 +16,7 @@ import sys
 
 import minidl
 import minidl_dist as dist
+from minidl.callbacks import LambdaCallback
 from minidl.datasets import digits
 from minidl.layers import Dense
 from minidl.models import Sequential
@@ -45,6 +48,15 @@ def main(output):
             summary[f'{compression}/{run}'] = {
                 'digest': digest.hexdigest(), 'loss': history.history['loss'], 'bytes': sent,
                 'accuracy': accuracy, 'samples': len(x)}
+    minidl.set_seed(0)
+    model = Sequential([Dense(10, activation='softmax', input_shape=(64,))])
+    model.compile(dist.DistributedOptimizer(SGD(0.1)), 'categorical_crossentropy')
+    rates = []
+    record = LambdaCallback(
+        on_batch_begin=lambda batch, logs: rates.append(model.optimizer.learning_rate))
+    model.fit(x, y, batch_size=128, epochs=1, verbose=0,
+              callbacks=[dist.callbacks.LearningRateWarmup(warmup_epochs=1), record])
+    summary['warmup'] = rates
     (output / f'rank{dist.rank()}.json').write_text(json.dumps(summary))
 
 
