@@ -20,6 +20,9 @@ train apart and averages their models every ``k`` steps
 compression='qsgd')`` (or ``'topk'``, ``QSGD(...)``, ``TopK(...)``) sends
 quantized or sparse gradients (:mod:`minidl_dist.compressed`);
 ``LearningRateWarmup`` is Goyal et al.'s warm-up to ``lr * ranks``.
+``AsyncOptimizer(opt, mode='async'|'stale')`` trains with a parameter
+server on rank 0, in the order gradients arrive or in one fixed by a seed
+(:mod:`minidl_dist.async_sgd`).
 ``bytes_sent()`` and ``held_bytes(model)`` measure the traffic and the
 memory per rank.
 

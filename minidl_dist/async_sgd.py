@@ -233,6 +233,8 @@ class AsyncTraining(DataParallel):
         """Every rank takes the server's weights and the workers' mean moving statistics."""
         model = self._model
         self._epoch_step = 0
+        if self.server is not None:
+            self.server.end_epoch()
         with doing("taking the server's weights at the epoch's end"):
             broadcast_arrays(self.comm, [param.data for param in
                                          collected_weights.training_weights(model)])

@@ -162,6 +162,13 @@ class Server:
         traffic.add(buffer.nbytes)
         self._version[worker] = self.counters['updates']
 
+    def end_epoch(self):
+        """Wait until every worker took its last answer (they all have, by the epoch's end)."""
+        for pending in self._sends:
+            if pending is not None and pending[0] is not None:
+                wait(self.comm, pending[0], 'a worker to take its last weights')
+                pending[0] = None
+
     def sums(self):
         """The loss and metric sums of all workers' latest messages, added in worker order."""
         total = np.zeros(self._sums.shape[1])
