@@ -113,9 +113,9 @@ def load_model(filepath, custom_objects=None, compile=True, max_bytes=None):
             if 'training_config' in file.attrs else None
         random_state = hdf5.read_json(file.attrs, 'minidl_state') \
             if 'minidl_state' in file.attrs else None
-        compile_arguments = training.compile_arguments(
-            tf_keras_compat.training_config(train_config, custom_objects), custom_objects) \
-            if compile and train_config is not None else None
+        compile_arguments = training.compile_arguments(tf_keras_compat.training_config(
+            train_config, custom_objects, tf_keras_compat.output_names(file.attrs, model_config)),
+            custom_objects) if compile and train_config is not None else None
         # The file's values replace the initial ones: none are drawn.
         with weight_budget(limit, draw=False, hint=load_limit.hint('load_model', 'file')):
             model = deserialize(model_config, custom_objects)

@@ -14,10 +14,15 @@ declared shape is checked before it is read. Files without these marks
 - ``'module'`` and ``'registered_name'`` beside a ``class_name``
   (:func:`model_config`).
 - InputLayer's ``'optional'`` (:func:`model_config`).
+- Losses' ``'fn'`` and ``'ignore_class'``, and the output names before the
+  names of a multi-output model's metrics (:func:`training_config`).
 - The optimizers of tf-keras 2.11 and later: their extra config keys
   (:func:`optimizer_config`) and their state's names and order
   (:func:`optimizer_order`), which is also where ``lstm/lstm_cell/kernel:0``
   meets minidl's ``lstm/kernel:0``.
+
+Weights need no rule: a layer's are paired with the file's by position, as
+for Keras 2's files, whatever their names.
 """
 
 import warnings
@@ -28,25 +33,23 @@ from minidl.registry import get_custom_objects
 # 'Custom>Adam', ...), which is also register_keras_serializable's default package.
 _TF_KERAS_PACKAGE = 'Custom'
 
-# Keys of tf-keras 2.11+ optimizer configs that minidl's optimizers lack, with the value
-# at which each does nothing: there it is dropped without a word.
-_INERT = {'use_ema': False, 'ema_momentum': 0.99, 'ema_overwrite_frequency': None,
-          'jit_compile': False, 'weight_decay': None}
 # Which of tf-keras's two optimizer families wrote the config: no option, always dropped.
 _FAMILY = 'is_legacy_optimizer'
 # Keys every tf-keras 2.11+ optimizer config has: their presence marks one.
 _MARKS = ('use_ema', 'jit_compile', _FAMILY)
-# Of those, the ones whose other values change the updates (refused), the rest only how
-# they are computed or named (ignored with a warning).
+# The settings of the moving average of the weights, unused while use_ema is false.
+_EMA_SETTINGS = ('ema_momentum', 'ema_overwrite_frequency')
+# Options whose values other than these change the updates, and how: refused.
 _CHANGE_THE_MATHS = {
-    'use_ema': 'an exponential moving average of the weights replaces them',
-    'weight_decay': 'decoupled weight decay; the variables it skipped '
-                    '(exclude_from_weight_decay) are not in the file, so it cannot be '
-                    'reproduced (minidl.optimizers.AdamW decays every weight)',
+    'use_ema': (False, 'an exponential moving average of the weights replaces them'),
+    'weight_decay': (None, 'decoupled weight decay; the variables it skipped '
+                           '(exclude_from_weight_decay) are not in the file, so it cannot be '
+                           'reproduced (minidl.optimizers.AdamW decays every weight)'),
 }
-# The state slots of the tf-keras 2.11+ optimizers checked here to mean what minidl's
-# do (the same update from the same state; tests/minidl/saving/test_tf_keras_files.py),
-# by minidl's slot name. Adam's and AdamW's ('m', 'v', 'vhat') have the same names.
+# tf-keras 2.11+'s names of optimizer slots that minidl names otherwise, by minidl's name.
+# Adam's ('m', 'v'; 'vhat' with amsgrad) and AdamW's are the same in both. Adam's and
+# SGD's are checked to mean what minidl's do (tf-keras's next step from the loaded state:
+# tests/minidl/saving/test_tf_keras_files.py).
 _SLOT_NAMES = {'SGD': {'momentum': 'm'}}
 # tf-keras 2.11+ names the step counter 'iteration:0', outside the optimizer's scope.
 _ITERATION = 'iteration:0'
@@ -118,25 +121,108 @@ def _input_layer_config(config):
     return config
 
 
-def training_config(config, custom_objects):
+def training_config(config, custom_objects, output_names=None):
     """A copy of 'training_config' with class names and the optimizer's config translated.
 
-    Losses and metrics get :func:`model_config`'s treatment of class names;
-    the optimizer's config goes through :func:`optimizer_config`.
+    Losses and metrics get :func:`model_config`'s treatment of class names
+    and :func:`_losses_and_metrics`'; the optimizer's config goes through
+    :func:`optimizer_config`. With ``output_names`` (a tf-keras file of a
+    model of several outputs: :func:`output_names`), the metrics get
+    :func:`_unprefixed`'s names.
 
     Raises:
-        ValueError: As :func:`optimizer_config`.
+        ValueError: As :func:`optimizer_config`, or for a loss or metric
+            that ignores a class.
     """
     if not isinstance(config, dict):
         return config  # compile_arguments refuses it, with its own message
     saved = config.get('optimizer_config')
-    config = _translated(config, custom_objects)
+    try:
+        config = _translated(config, custom_objects)
+        for key in ('loss', 'metrics', 'weighted_metrics'):
+            config[key] = _losses_and_metrics(config.get(key), key == 'loss')
+            if key != 'loss' and output_names:
+                config[key] = _unprefixed(config[key], output_names)
+    except RecursionError:  # as in model_config
+        raise ValueError("'training_config' nests too deeply to be a training "
+                         "configuration") from None
     optimizer = config.get('optimizer_config')
     if _is_tf_keras_optimizer(optimizer, custom_objects):
         # Messages name the class as the file does ('Custom>Adam').
         config['optimizer_config'] = {**optimizer, 'config': optimizer_config(
             optimizer['config'], optimizer['class_name'], saved.get('class_name'))}
     return config
+
+
+def _losses_and_metrics(value, losses):
+    """Losses (``losses`` true) or metrics as minidl's classes take their configs.
+
+    - tf-keras 2.11+ sparse crossentropies save ``ignore_class`` (a label
+      whose samples count for nothing); minidl's have no such option, so it
+      is dropped when null and refused otherwise.
+    - tf-keras's loss classes save the function they wrap as ``'fn'``; as
+      tf-keras itself does when it reads them, only ``LossFunctionWrapper``
+      keeps it (each other class wraps its own function).
+    """
+    if isinstance(value, list):
+        return [_losses_and_metrics(item, losses) for item in value]
+    if not isinstance(value, dict):
+        return value
+    name, inner = value.get('class_name'), value.get('config')
+    if not (isinstance(name, str) and isinstance(inner, dict)):
+        return {key: _losses_and_metrics(item, losses) for key, item in value.items()}
+    if inner.get('ignore_class') is not None:
+        raise ValueError(f"the {'loss' if losses else 'metric'} {name!r} of the training "
+                         f"config ignores the class {inner['ignore_class']!r:.100} (tf-keras's "
+                         f"ignore_class), which minidl's do not do; load with compile=False "
+                         f"and compile the model yourself")
+    dropped = {'ignore_class'} | ({'fn'} if losses and name != 'LossFunctionWrapper' else set())
+    return {**value, 'config': {key: item for key, item in inner.items() if key not in dropped}}
+
+
+def output_names(attrs, config):
+    """The output names of a tf-keras file's model of several outputs, else None.
+
+    Args:
+        attrs: The file's root attributes: tf-keras writes 'backend'
+            'tensorflow' (minidl writes 'minidl').
+        config: Its parsed 'model_config'.
+    """
+    try:
+        backend = attrs['backend']
+        if isinstance(backend, bytes):
+            backend = backend.decode('utf8')
+        outputs = config['config']['output_layers']
+        names = [output[0] for output in outputs]
+    except (KeyError, TypeError, IndexError, UnicodeDecodeError):
+        return None
+    if backend != 'tensorflow' or len(names) < 2 or not all(isinstance(n, str) for n in names):
+        return None
+    return names
+
+
+def _unprefixed(metrics, output_names):
+    """tf-keras's per-output metric objects without the output's name before theirs.
+
+    tf-keras saves a model of several outputs' metrics as one list per
+    output, each metric object under the name it was logged with
+    (``'label_accuracy'`` for the output 'label'). minidl, like tf-keras
+    when it compiles, puts the output's name before each metric's, so the
+    saved prefix is removed: the logged names stay what they were.
+    """
+    if not (isinstance(metrics, list) and len(metrics) == len(output_names)
+            and all(isinstance(entry, list) for entry in metrics)):
+        return metrics
+    return [[_without_prefix(entry, f'{output}_') for entry in entries]
+            for output, entries in zip(output_names, metrics)]
+
+
+def _without_prefix(entry, prefix):
+    inner = entry.get('config') if isinstance(entry, dict) else None
+    name = inner.get('name') if isinstance(inner, dict) else None
+    if not (isinstance(name, str) and name.startswith(prefix) and len(name) > len(prefix)):
+        return entry
+    return {**entry, 'config': {**inner, 'name': name[len(prefix):]}}
 
 
 def _is_tf_keras_optimizer(optimizer, custom_objects):
@@ -158,13 +244,13 @@ def optimizer_config(config, name, saved_name=None):
     Those optimizers save ``use_ema``, ``ema_momentum``,
     ``ema_overwrite_frequency``, ``jit_compile``, ``is_legacy_optimizer`` and
     ``weight_decay``. ``is_legacy_optimizer`` says which of tf-keras's two
-    families wrote the config and is dropped; each of the others is dropped
-    at the value where it does nothing (use_ema false, weight_decay null,
-    ...). ``jit_compile`` true (compiled with XLA: the same update) and EMA
-    settings that EMA being off leaves unused are dropped with a warning
-    that names them. An option that would change the updates is refused:
-    minidl could not continue the training the file describes. AdamW's
-    ``weight_decay`` is its own argument and kept.
+    families wrote the config, and the EMA settings are unused while
+    ``use_ema`` is false: they are dropped, as are ``use_ema`` false,
+    ``weight_decay`` null or 0 and ``jit_compile`` false. ``jit_compile``
+    true (compiled with XLA: the same update) is dropped with a warning
+    that names it. ``use_ema`` true or a weight decay would change the
+    updates and are refused: minidl could not continue the training the
+    file describes. AdamW's ``weight_decay`` is its own argument and kept.
 
     Args:
         config: The optimizer's 'config' object.
@@ -178,26 +264,25 @@ def optimizer_config(config, name, saved_name=None):
     """
     config = dict(config)
     config.pop(_FAMILY, None)
-    own = {'weight_decay'} if isinstance(name, str) and name.lower() == 'adamw' else set()
     saved_name = name if saved_name is None else saved_name
-    changed, ignored = [], []
-    for key, inert in _INERT.items():
-        if key not in config or key in own:
+    changed = []
+    for key, (inert, effect) in _CHANGE_THE_MATHS.items():
+        if key not in config or (key == 'weight_decay' and str(name).lower() == 'adamw'):
             continue
         value = config.pop(key)
-        if value == inert or (key == 'weight_decay' and value == 0):
-            continue
-        if key in _CHANGE_THE_MATHS:
-            changed.append(f'{key}={value!r:.100} ({_CHANGE_THE_MATHS[key]})')
-        else:
-            ignored.append(f'{key}={value!r:.100}')
+        if value != inert and not (key == 'weight_decay' and value == 0):
+            changed.append(f'{key}={value!r:.100} ({effect})')
     if changed:
         raise ValueError(f"the saved optimizer {saved_name!r} uses tf-keras options minidl "
                          f"does not have: {'; '.join(changed)}; load with compile=False and "
                          f"compile the model with an optimizer of your choice")
-    if ignored:  # stacklevel: optimizer_config, training_config, load_model, its caller
-        warnings.warn(f"the saved optimizer {saved_name!r}: ignored the tf-keras option(s) "
-                      f"{', '.join(ignored)}, which do not change its updates", stacklevel=4)
+    for key in _EMA_SETTINGS:
+        config.pop(key, None)  # use_ema is false
+    if config.pop('jit_compile', False):
+        # stacklevel: optimizer_config, training_config, load_model, its caller.
+        warnings.warn(f"the saved optimizer {saved_name!r}: ignored the tf-keras option "
+                      f"jit_compile=True (compiling its update with XLA), which does not "
+                      f"change the update", stacklevel=4)
     return config
 
 
@@ -257,5 +342,7 @@ def optimizer_order(file_names, optimizer, param_names):
         raise ValueError(f"its tf-keras names do not match {kind}'s state: "
                          f"{len(missing)} of its arrays not found once "
                          f"({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''}), "
-                         f"{unused} of the file's left over")
+                         f"{unused} of the file's left over (the state of tf-keras's Adam, "
+                         f"AdamW and SGD is translated; other optimizers' only where the "
+                         f"names agree)")
     return order

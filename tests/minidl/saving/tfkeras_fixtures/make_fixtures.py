@@ -106,10 +106,13 @@ def two_inputs_two_outputs():
     label = keras.layers.Dense(2, activation='softmax', name='label')(merged)
     value = keras.layers.Dense(1, name='value')(merged)
     model = keras.Model([left, right], [label, value])
+    # Loss and metric objects (their configs carry tf-keras's 'fn' and 'ignore_class').
     model.compile(keras.optimizers.Adam(0.01),
-                  loss={'label': 'sparse_categorical_crossentropy', 'value': 'mse'},
+                  loss={'label': keras.losses.SparseCategoricalCrossentropy(),
+                        'value': keras.losses.MeanSquaredError()},
                   loss_weights={'label': 1.0, 'value': 0.5},
-                  metrics={'label': ['accuracy'], 'value': ['mae']})
+                  metrics={'label': [keras.metrics.SparseCategoricalAccuracy()],
+                           'value': ['mae']})
     return model, [floats(6, 4), floats(6, 3)], [classes(2, 6), floats(6, 1)]
 
 
