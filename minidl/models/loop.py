@@ -6,6 +6,13 @@ layers added with ``add_update``, metric sums),
 reduces the gradients over processes, the optimizer updates the weights and
 applies their constraints, and the strategy sums the loss and metric totals
 so the logs are exact. :mod:`minidl.models.strategy` explains the contract.
+
+The loops take the model and use of it: calling it, its ``strategy``,
+``optimizer``, ``objectives`` (``Model._objectives_for`` makes them from the
+first outputs when compile could not know the outputs' shapes, as for a
+subclassed model), its collected weights and ``stop_training``. The batches
+come from a feed (:mod:`minidl.models.feed`) whose data the intake
+(:mod:`minidl.models.intake`) checked.
 """
 
 import numpy as np
