@@ -154,8 +154,8 @@ class AsyncTraining(DataParallel):
     def run_step(self, step, indices):
         """A worker computes its block's gradient; the server computes nothing."""
         if self._epoch_steps is None:
-            raise RuntimeError('AsyncOptimizer trains in fit only (train_on_batch is not '
-                               'supported: the server must know the epoch\'s steps)')
+            raise RuntimeError('AsyncOptimizer trains in fit only (not train_on_batch: the '
+                               'server must know how many steps the epoch has)')
         model = self._model
         self._steps += 1
         self._epoch_step += 1
@@ -229,9 +229,18 @@ class AsyncTraining(DataParallel):
                 self.comm.Bcast(result, root=0)
         return result
 
+    def end_epochs(self):
+        """fit has ended: steps outside fit (train_on_batch) are refused again."""
+        self._epoch_steps = None
+
     def end_epoch(self):
         """Every rank takes the server's weights and the workers' mean moving statistics."""
         model = self._model
+        if self._epoch_step != self._epoch_steps:
+            raise RuntimeError(f'fit stopped after step {self._epoch_step} of an epoch of '
+                               f'{self._epoch_steps} (model.stop_training set by a callback '
+                               f'during the epoch); under AsyncOptimizer the ranks are at '
+                               f'different points of an epoch: stop at its end (on_epoch_end)')
         self._epoch_step = 0
         if self.server is not None:
             self.server.end_epoch()

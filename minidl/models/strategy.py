@@ -32,7 +32,7 @@ runs inside ``whole_weights(model)``, where every layer holds its complete
 weights, on every process.
 
 Before its first epoch ``fit`` calls ``begin_epochs(batch_size, steps, samples)``,
-and after each epoch's last step ``end_epoch()``.
+after each epoch's last step ``end_epoch()``, and after its last epoch ``end_epochs()``.
 ``evaluate`` and ``predict`` compute nothing for an empty part of a batch
 (a batch smaller than the number of processes), and ``gather`` then
 receives None.
@@ -107,6 +107,9 @@ class Strategy:
         """Called by fit after an epoch's last step, before validation and the
         epoch's callbacks (e.g. to make processes that train apart hold one
         model again)."""
+
+    def end_epochs(self):
+        """Called by fit after its last epoch (not when an exception ends it)."""
 
     def gather(self, arrays):
         """Concatenate the processes' lists of local arrays along axis 0, in shard order.

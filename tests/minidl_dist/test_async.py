@@ -19,8 +19,9 @@ from minidl_dist.async_schedule import epoch_rng, seeded_order  # noqa: E402
 
 FIRST = ['digits_async_free', 'digits_async_seeded', 'digits_stale_seeded',
          'digits_stale_free_slow', 'digits_async_free_slow', 'softmax_async_seeded',
-         'softmax_stale_seeded']
-REPLAY = ['digits_async_seeded', 'digits_stale_seeded', 'digits_async_seeded_other_seed']
+         'softmax_stale_seeded', 'digits_bn_dropout_seeded']
+REPLAY = ['digits_async_seeded', 'digits_stale_seeded', 'digits_async_seeded_other_seed',
+          'digits_bn_dropout_seeded']
 
 
 @pytest.fixture(scope='module')
@@ -34,7 +35,7 @@ def test_seeded_runs_replay_bit_for_bit(first, tmp_path):
     _, before = first
     launch('async_worker.py', tmp_path, *REPLAY, ranks=3, timeout=180).check()
     again = results(tmp_path, 3)
-    for name in ('digits_async_seeded', 'digits_stale_seeded'):
+    for name in ('digits_async_seeded', 'digits_stale_seeded', 'digits_bn_dropout_seeded'):
         for rank in range(3):
             assert again[rank][name]['digest'] == before[0][name]['digest'], (name, rank)
             assert again[rank][name]['loss'] == before[0][name]['loss']
@@ -48,10 +49,17 @@ def test_free_running_modes_train_and_end_with_one_model(first):
     for name in ('digits_async_free', 'digits_stale_free_slow', 'digits_async_free_slow',
                  'digits_async_seeded', 'digits_stale_seeded'):
         assert len({output[name]['digest'] for output in outputs}) == 1, name
+        assert 'fit only' in outputs[0][name]['train_on_batch']
         loss = outputs[0][name]['loss']
         assert loss[-1] < 0.5 * loss[0], (name, loss)
         assert outputs[0][name]['accuracy'] > 0.75, name  # chance: 0.1
         assert outputs[0][name]['counters']['updates'] == 3 * 23 * 2  # epochs x steps x workers
+
+
+def test_moving_statistics_and_dropout_end_as_one_model(first):
+    _, outputs = first
+    assert len({output['digits_bn_dropout_seeded']['digest'] for output in outputs}) == 1
+    assert outputs[0]['digits_bn_dropout_seeded']['accuracy'] > 0.75
 
 
 def test_staleness_bound_holds_and_binds(first):

@@ -3,13 +3,14 @@
 Usage: async_worker.py OUTPUT_DIR NAME [NAME ...] (under mpirun, 2 or 3 ranks),
 each NAME a key of CONFIGURATIONS. Every configuration starts from rank 0's
 weights (broadcast). Each rank writes rank<r>.json mapping a name to the
-sha256 of its final weights, the loss history, the held-out accuracy and
-the server's counters (rank 0); rank 0 writes <name>.npz (final weights) and
-<name>-initial.npz.
+sha256 of its final weights, the loss history, the held-out accuracy, the
+server's counters (rank 0) and the error train_on_batch raised after fit;
+rank 0 writes <name>.npz (final weights) and <name>-initial.npz.
 
 'digits_*' train an MLP (64-32-10) on scikit-learn's digits; 'softmax_*'
 train softmax regression on 240 of them without shuffling, for the test
-that recomputes the server's momentum updates with numpy. '*_slow' make
+that recomputes the server's momentum updates with numpy; 'digits_bn_*' add
+batch normalization and dropout. '*_slow' make
 the last worker sleep 30 ms before each of its batches.
 """
 
@@ -25,7 +26,7 @@ import minidl
 import minidl_dist as dist
 from minidl.callbacks import Callback
 from minidl.datasets import digits
-from minidl.layers import Dense
+from minidl.layers import BatchNormalization, Dense, Dropout
 from minidl.models import Sequential
 from minidl.optimizers import SGD
 from minidl.utils import to_categorical
@@ -39,6 +40,8 @@ CONFIGURATIONS = {
     'digits_stale_seeded': dict(MLP, mode='stale', staleness=2, schedule='seeded', seed=7),
     'digits_stale_free_slow': dict(MLP, mode='stale', staleness=1, schedule='free', slow=True),
     'digits_async_free_slow': dict(MLP, mode='async', schedule='free', slow=True),
+    'digits_bn_dropout_seeded': dict(MLP, model='bn', epochs=2, mode='stale', staleness=0,
+                                     schedule='seeded', seed=5),
     'softmax_async_seeded': dict(SOFTMAX, mode='async', schedule='seeded', seed=3),
     'softmax_stale_seeded': dict(SOFTMAX, mode='stale', staleness=1, schedule='seeded', seed=3),
 }
@@ -62,6 +65,9 @@ def load(samples=None):
 
 def build(kind, seed):
     minidl.set_seed(seed)
+    if kind == 'bn':  # moving statistics (averaged at epoch ends) and per-worker dropout
+        return Sequential([Dense(32, activation='relu', input_shape=(64,)),
+                           BatchNormalization(), Dropout(0.2), Dense(10, activation='softmax')])
     if kind == 'softmax':
         return Sequential([Dense(10, activation='softmax', input_shape=(64,))])
     return Sequential([Dense(32, activation='relu', input_shape=(64,)),
@@ -88,8 +94,13 @@ def run(name, output, rank, size):
     _, accuracy = model.evaluate(*test, batch_size=128, verbose=0)
     if rank == 0:
         np.savez(output / f'{name}.npz', *model.get_weights())
+    try:
+        model.train_on_batch(x[:config['batch']], y[:config['batch']])
+        refused = None
+    except RuntimeError as error:
+        refused = str(error)
     return {'digest': digest(model), 'loss': history.history['loss'], 'accuracy': accuracy,
-            'counters': optimizer.strategy.counters}
+            'counters': optimizer.strategy.counters, 'train_on_batch': refused}
 
 
 def main(output, names):
