@@ -69,6 +69,11 @@ def AsyncOptimizer(optimizer, mode='async', staleness=None, schedule='free',  # 
         seed: The seed of the seeded order (an integer).
         every_rank_writes: Let every rank print progress and write files.
 
+    Training goes through ``fit`` only, with a known number of steps per
+    epoch (array data, or ``steps_per_epoch``): ``train_on_batch`` raises a
+    RuntimeError, as does a callback that stops ``fit`` inside an epoch
+    (stopping at an epoch's end, as EarlyStopping does, is fine).
+
     Returns:
         The optimizer, now distributed. ``optimizer.strategy.counters`` (on
         rank 0) counts updates, the largest lead of a worker and the delays.
