@@ -56,6 +56,9 @@ class _PerThread(threading.local):
     """Switches each thread sets for itself; a new thread sees these class defaults."""
 
     grad_enabled = True
+    # The casts of the mixed precision layer call in progress (a
+    # minidl.mixed_precision.autocast.Scope), or None: read by every operation.
+    autocast = None
 
 
 # The object the autograd engine reads on every operation (one attribute look-up).

@@ -233,6 +233,8 @@ class Function:
             self.xp, float_dtype = _common_module_and_float_dtype(inputs)
             inputs = tuple([_as_input(x, self.xp, float_dtype) for x in inputs])
             data = [x.data for x in inputs]
+        if _per_thread.autocast is not None:  # a mixed precision layer's call: weights cast
+            inputs, data = _per_thread.autocast.cast_weights(inputs, data)
         grad_enabled = _per_thread.grad_enabled
         self.needs_input_grad = tuple([grad_enabled and x.requires_grad for x in inputs])
         outputs = self.forward(*data)

@@ -31,6 +31,7 @@ from minidl.layers.nest import flatten, map_structure
 from minidl.layers.runs import (
     add_run_loss, inputs_key, layer_call, not_recording_losses, run_losses)
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic, next_node_id
+from minidl.mixed_precision import autocast, policy as policies
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
 
@@ -42,7 +43,10 @@ class Layer(UpdateMethods):
         trainable: Whether the layer's weights are updated by training.
         name: Unique name; by default the class name in snake case, numbered
             ('dense', 'dense_1', ...).
-        dtype: Floating dtype of the weights (``config.default_dtype``).
+        dtype: Floating dtype of the weights (``config.default_dtype``), or a
+            dtype policy (:mod:`minidl.mixed_precision`: 'mixed_float16'
+            computes in float16 with float32 weights); by default the global
+            policy, which is ``config.default_dtype`` unless set.
         input_shape: Shape of one sample, for the first layer of a model.
         batch_input_shape: Shape including the batch size (may be None).
         batch_size: Fixed batch size to combine with ``input_shape``.
@@ -64,6 +68,10 @@ class Layer(UpdateMethods):
     # (minidl_dist's model-parallel layers): None computes the whole call here. A
     # placement's ``call(layer, inputs, **kwargs)`` replaces ``layer.call``.
     placement = None
+    # Under a mixed precision policy, compute in float32 all the same (inputs cast up,
+    # outputs cast back to float16), as tf.keras does for layers whose statistics
+    # need float32's range: batch and layer normalization.
+    keeps_float32 = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -83,7 +91,12 @@ class Layer(UpdateMethods):
         self._inbound_nodes = []
         self.name = name or unique_name(snake_case(type(self).__name__))
         self._trainable = bool(trainable)
-        self.dtype = _checked_dtype(self, dtype or config.default_dtype)
+        try:
+            self._dtype_policy = policies.policy_of(dtype)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f'layer {self.name!r}: dtype {dtype!r:.100} is not a dtype '
+                             f'({error})') from None
+        self.dtype = _checked_dtype(self, self._dtype_policy.variable_dtype)
         self.built = False
         self.input_spec = None
         self._initial_weights = weights
@@ -155,7 +168,9 @@ class Layer(UpdateMethods):
 
     def get_config(self):
         """The arguments that recreate this layer (JSON-serialisable)."""
-        config_dict = {'name': self.name, 'trainable': self.trainable, 'dtype': self.dtype}
+        policy = self.dtype_policy
+        config_dict = {'name': self.name, 'trainable': self.trainable,
+                       'dtype': policies.serialize(policy) if policy.is_mixed else self.dtype}
         if self.batch_input_shape is not None:
             config_dict['batch_input_shape'] = list(self.batch_input_shape)
         if self.activity_regularizer is not None:
@@ -191,10 +206,12 @@ class Layer(UpdateMethods):
         if 'training' in kwargs and not self._accepts('training'):
             del kwargs['training']
         with layer_call():  # an outermost call: the losses of earlier runs expire
-            if self.placement is None:
-                outputs = self.call(inputs, *args, **kwargs)
+            call = self.call if self.placement is None else \
+                functools.partial(self.placement.call, self)
+            if self.dtype_policy.is_mixed or autocast.active():
+                outputs = autocast.call(self, call, inputs, args, kwargs)
             else:
-                outputs = self.placement.call(self, inputs, *args, **kwargs)
+                outputs = call(inputs, *args, **kwargs)
         if self.activity_regularizer is not None:
             self.add_loss([self.activity_regularizer(y) / y.shape[0] for y in flatten(outputs)])
         return outputs
@@ -286,10 +303,29 @@ class Layer(UpdateMethods):
         weight.requires_grad_(trainable and self.trainable)
         weight.name = f'{self.name}/{name}:0'
         weight.constraint = constraints.get(constraint)
+        autocast.flag_weight(self, weight)
         self._own_weights.append((weight, trainable))
         if regularizer is not None:
             self._regularized.append((weight, regularizers.get(regularizer)))
         return weight
+
+    @property
+    def dtype_policy(self):
+        """The layer's :class:`~minidl.mixed_precision.Policy` (its ``dtype`` argument)."""
+        policy = self.__dict__.get('_dtype_policy')
+        if policy is None or policy.variable_dtype != self.dtype:  # dtype set after __init__
+            policy = self._dtype_policy = policies.Policy(self.dtype)
+        return policy
+
+    @property
+    def compute_dtype(self):
+        """The dtype the layer computes in (float16 under 'mixed_float16')."""
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self):
+        """The dtype of the layer's weights: :attr:`dtype`."""
+        return self.dtype
 
     @property
     def trainable(self):

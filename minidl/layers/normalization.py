@@ -43,6 +43,7 @@ class _Normalization(Layer):
     """Arguments shared by the normalization layers: scale gamma and offset beta."""
 
     supports_masking = True
+    keeps_float32 = True  # under 'mixed_float16': statistics in float32, as in tf.keras
 
     def __init__(self, axis, epsilon, center, scale, beta_initializer, gamma_initializer,
                  beta_regularizer, gamma_regularizer, beta_constraint, gamma_constraint,

@@ -388,6 +388,15 @@ class Optimizer:
             self._update_in_pieces(params[index].data, grad, slots, step, rate)
         self.iterations += 1
 
+    def get_scaled_loss(self, loss):
+        """The loss whose gradients :meth:`apply_gradients` expects in ``.grad``.
+
+        The training step differentiates what this returns: here the loss
+        itself; a :class:`~minidl.mixed_precision.LossScaleOptimizer`
+        multiplies it by its loss scale (and divides the gradients again).
+        """
+        return loss
+
     def get_updates(self, loss, params):
         """Keras 2's way to write an optimizer: return the update operations of one step.
 
