@@ -51,7 +51,8 @@ def gradient_step(model, batch, local):
     objectives = model._objectives_for(outputs)
     objective = objectives.loss(y, outputs, weight, len(batch), model.losses)
     if objective.requires_grad:
-        objective.backward()
+        # The optimizer's loss: a LossScaleOptimizer (minidl.mixed_precision) scales it.
+        model.optimizer.get_scaled_loss(objective).backward()
     # The updates layers added in this forward pass (Keras 2's model.updates, from
     # add_update): a training step applies them; evaluate and predict do not.
     updates = step_updates(model)
