@@ -17,6 +17,7 @@ import numpy as np
 
 from minidl import config
 from minidl.compute import Generator, default_generator, get_default_device
+from minidl.compute import threads
 from minidl.registry import Registry
 from minidl.tensor import Tensor
 
@@ -198,6 +199,7 @@ class Orthogonal(_Seeded):
             raise ValueError(f'Orthogonal needs a shape of at least 2 dimensions, got {shape}')
         rows, cols = math.prod(shape[:-1]), shape[-1]
         normal = self.generator().normal((max(rows, cols), min(rows, cols)), dtype='float64')
+        threads.hold_blas()
         q, r = np.linalg.qr(normal)
         q *= np.sign(np.diag(r))  # makes the result uniformly distributed
         if rows < cols:
