@@ -63,6 +63,7 @@ class _FusedRNN(RNN):
         cell = self.cell_class(**cell_arguments)
         super().__init__(cell, **rnn_arguments, **kwargs)
         cell.dtype = self.dtype  # checked by the layer, whose name the error gives
+        cell._dtype_policy = self.dtype_policy  # a mixed one too: the cell's weights are cast
         # Named after the layer, so that the names of its weights and of its dropout
         # generator (saved with the model) are the same wherever the layer is rebuilt.
         cell.name = f'{self.name}_cell'
