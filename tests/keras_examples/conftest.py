@@ -10,10 +10,16 @@ simple rules a model can learn in a few steps:
   "complaint" words, among common filler words;
 * newswires: each topic has its own signature words;
 * colour images: noise only (the CIFAR tests check shapes and plumbing);
-* sentence pairs: the "translation" is the sentence spelled backwards.
+* sentence pairs: the "translation" is the sentence spelled backwards;
+* bAbI stories: people move between places, and the question asks where
+  the person who moved last is (the answer is the last place named);
+* newsgroup posts: each group has its own signature words, and the GloVe
+  file gives vectors to most of the words.
 """
 
+import io
 import pickle
+import tarfile
 
 import numpy as np
 import pytest
@@ -130,3 +136,113 @@ def sentence_pairs_file(data_dir):
     path = data_dir / 'fra.txt'
     path.write_text('\n'.join(lines) + '\n', encoding='utf-8')
     return path
+
+
+BABI_PEOPLE = ['Mary', 'John', 'Sandra', 'Daniel']
+BABI_PLACES = ['bathroom', 'hallway', 'kitchen', 'garden', 'office', 'bedroom']
+BABI_VERBS = ['moved to', 'went to', 'journeyed to', 'travelled to']
+BABI_OBJECTS = ['football', 'milk', 'apple']
+NEWSGROUPS = ['alt.atheism', 'comp.graphics', 'rec.autos', 'sci.space']
+
+
+def _babi_single_fact(rng, stories):
+    """Task 1's text format: numbered sentences, then "N Where is P? \tplace\tsupport"."""
+    lines = []
+    for _ in range(stories):
+        number = 1
+        for _ in range(2):  # two questions per story, each after two moves
+            for _ in range(2):
+                person, place = rng.choice(BABI_PEOPLE), rng.choice(BABI_PLACES)
+                lines.append(f'{number} {person} {rng.choice(BABI_VERBS)} the {place}.')
+                number += 1
+            lines.append(f'{number} Where is {person}? \t{place}\t{number - 1}')
+            number += 1
+    return '\n'.join(lines) + '\n'
+
+
+def _babi_two_facts(rng, stories):
+    """Task 2's text format: "N Where is the object? \tplace\tS1 S2" (who got it, where
+    they went last)."""
+    lines = []
+    for _ in range(stories):
+        person, thing = rng.choice(BABI_PEOPLE), rng.choice(BABI_OBJECTS)
+        lines.append(f'1 {person} got the {thing} there.')
+        other = rng.choice([p for p in BABI_PEOPLE if p != person])
+        lines.append(f'2 {other} {rng.choice(BABI_VERBS)} the {rng.choice(BABI_PLACES)}.')
+        place = rng.choice(BABI_PLACES)
+        lines.append(f'3 {person} {rng.choice(BABI_VERBS)} the {place}.')
+        lines.append(f'4 Where is the {thing}? \t{place}\t1 3')
+    return '\n'.join(lines) + '\n'
+
+
+@pytest.fixture(scope='session')
+def babi_home(tmp_path_factory):
+    """A cache directory (for MINIDL_HOME) whose datasets/ holds babi-tasks-v1-2.tar.gz,
+    with the task files the bAbI examples read, in the archive's layout."""
+    home = tmp_path_factory.mktemp('babi_home')
+    (home / 'datasets').mkdir()
+    rng = np.random.default_rng(15)
+    files = {'tasks_1-20_v1-2/en-10k/qa1_single-supporting-fact_{}.txt': _babi_single_fact,
+             'tasks_1-20_v1-2/en/qa2_two-supporting-facts_{}.txt': _babi_two_facts}
+    with tarfile.open(home / 'datasets' / 'babi-tasks-v1-2.tar.gz', 'w:gz') as archive:
+        for pattern, stories in files.items():
+            for split, count in (('train', 480), ('test', 60)):
+                data = stories(rng, count).encode('utf-8')
+                member = tarfile.TarInfo(pattern.format(split))
+                member.size = len(data)
+                archive.addfile(member, io.BytesIO(data))
+    return home
+
+
+@pytest.fixture(scope='session')
+def newsgroups_and_glove(data_dir):
+    """``(glove_dir, text_data_dir)``: glove.6B.100d.txt (one word and 100 numbers a line)
+    for words w0..w1499, and a 20_newsgroup-like tree: one folder per group, posts in
+    files with numeric names, a header before the first blank line.
+
+    Group g's posts repeat its signature words w(10 g)..w(10 g + 9) among filler
+    words w100..w1999 (those above w1499 have no vector).
+    """
+    rng = np.random.default_rng(16)
+    glove_dir = data_dir / 'glove.6B'
+    glove_dir.mkdir()
+    with open(glove_dir / 'glove.6B.100d.txt', 'w') as file:
+        for index in range(1500):
+            vector = ' '.join(f'{value:.4f}' for value in rng.normal(0, 0.5, 100))
+            file.write(f'w{index} {vector}\n')
+    text_dir = data_dir / '20_newsgroup'
+    for group_index, group in enumerate(NEWSGROUPS):
+        (text_dir / group).mkdir(parents=True)
+        for post in range(40):
+            words = [f'w{index}' for index in rng.integers(100, 2000, rng.integers(100, 400))]
+            words += [f'w{10 * group_index + k}' for k in range(10)] * 8
+            rng.shuffle(words)
+            text = f'From: someone@example.com\nSubject: {group}\n\n' + ' '.join(words)
+            (text_dir / group / str(51000 + post)).write_text(text, encoding='latin-1')
+        (text_dir / group / 'README').write_text('not a post', encoding='latin-1')
+    return glove_dir, text_dir
+
+
+@pytest.fixture(scope='session')
+def ocr_wordlists_home(tmp_path_factory):
+    """A cache directory (for MINIDL_HOME) whose datasets/wordlists.tgz.tar.gz holds
+    image_ocr's wordlist_mono_clean.txt (a word a line, most common first) and
+    wordlist_bi_clean.txt (two words and a count a line), of made-up lower-case words."""
+    home = tmp_path_factory.mktemp('ocr_home')
+    (home / 'datasets').mkdir()
+    rng = np.random.default_rng(17)
+    letters = list('abcdefghijklmnopqrstuvwxyz')
+
+    def word(longest):
+        return ''.join(rng.choice(letters, size=rng.integers(1, longest + 1)))
+
+    files = {'wordlist_mono_clean.txt': [word(4) for _ in range(600)],
+             'wordlist_bi_clean.txt': [f'{word(3)} {word(3)} {count}'
+                                       for count in range(600, 0, -1)]}
+    with tarfile.open(home / 'datasets' / 'wordlists.tgz.tar.gz', 'w:gz') as archive:
+        for name, lines in files.items():
+            data = ('\n'.join(lines) + '\n').encode('utf-8')
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
+    return home
