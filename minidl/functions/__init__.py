@@ -32,4 +32,5 @@ from minidl.functions.ctc import ctc_loss
 from minidl.functions.rnn import simple_rnn
 from minidl.functions.lstm import lstm
 from minidl.functions.gru import gru
+from minidl.functions import masks  # noqa: F401  (mask arithmetic, minidl.functions.masks)
 from minidl.functions import operators  # noqa: F401  (binds Tensor's operators)

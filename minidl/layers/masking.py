@@ -19,48 +19,15 @@ computes masks with the layers' outputs, in the same pass. A layer called on
 arrays directly takes a mask only through its ``mask`` argument.
 """
 
-from minidl import functions as F
+from minidl.functions import masks
 from minidl.layers.base import Layer
 from minidl.layers.operation import recordable
-from minidl.tensor import Tensor
 
-
-@recordable
-def nonzero_mask(x):
-    """``x != 0`` (Embedding's mask of its indices)."""
-    return Tensor._wrap(x.data != 0) if isinstance(x, Tensor) else Tensor(x) != 0
-
-
-@recordable
-def steps_differing_from(x, value):
-    """Where any feature of a step differs from ``value``: ``(batch, steps, ...)`` ->
-    ``(batch, steps)``."""
-    return Tensor._wrap(x.xp.any(x.data != value, axis=-1))
-
-
-@recordable
-def all_masks(masks):
-    """The steps unmasked in every one of ``masks`` (boolean arrays of one shape)."""
-    result = masks[0].data
-    for mask in masks[1:]:
-        result = result & mask.data
-    return Tensor._wrap(result)
-
-
-@recordable
-def concatenated_mask(inputs, masks, axis):
-    """The mask of ``Concatenate(axis)``'s output, Keras 2's rule.
-
-    Each input's mask (all True for an input without one) gets a trailing
-    axis of size 1, the masks are concatenated along ``axis`` as their inputs
-    are, and an output step is unmasked where every mask joined into it is:
-    an AND across the inputs for features joined on the last axis, the masks
-    end to end for sequences joined in time.
-    """
-    xp = inputs[0].xp
-    parts = [(xp.ones(x.shape[:-1], bool) if mask is None else mask.data.astype(bool))[..., None]
-             for x, mask in zip(inputs, masks)]
-    return Tensor._wrap(xp.concatenate(parts, axis=axis).all(axis=-1))
+# The mask arithmetic is in minidl.functions.masks; these record it in a graph.
+nonzero_mask = recordable(masks.nonzero_mask)
+steps_differing_from = recordable(masks.steps_differing_from)
+all_masks = recordable(masks.all_masks)
+concatenated_mask = recordable(masks.concatenated_mask)
 
 
 class Masking(Layer):
@@ -84,9 +51,8 @@ class Masking(Layer):
         return steps_differing_from(inputs, self.mask_value)
 
     def call(self, inputs):
-        keep = Tensor._wrap(inputs.xp.any(inputs.data != self.mask_value, axis=-1,
-                                          keepdims=True).astype(inputs.dtype))
-        return inputs * keep
+        return inputs * masks.steps_differing_from(inputs, self.mask_value, keepdims=True,
+                                                   dtype=inputs.dtype)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)
@@ -95,15 +61,3 @@ class Masking(Layer):
         config = super().get_config()
         config['mask_value'] = self.mask_value
         return config
-
-
-def masked_average(inputs, mask, axis, keepdims=False):
-    """Mean of ``inputs`` over the unmasked steps along ``axis`` (Keras 2's
-    GlobalAveragePooling1D with a mask); a sample with no unmasked step gives 0."""
-    weights = mask.data if isinstance(mask, Tensor) else inputs.xp.asarray(mask)
-    shape = [1] * inputs.ndim
-    shape[0], shape[axis] = inputs.shape[0], inputs.shape[axis]
-    weights = weights.astype(inputs.dtype).reshape(shape)
-    counts = inputs.xp.maximum(weights.sum(axis=axis, keepdims=keepdims), 1)
-    return F.sum(inputs * Tensor._wrap(weights), axis=axis, keepdims=keepdims) / \
-        Tensor._wrap(counts)

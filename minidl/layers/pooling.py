@@ -10,7 +10,6 @@ from minidl.layers.conv import (
     conv_output_length, check_positive_output, normalize_data_format, normalize_padding,
     normalize_tuple)
 from minidl.layers.input_spec import InputSpec
-from minidl.layers.masking import masked_average
 
 
 class _Pooling(Layer):
@@ -167,7 +166,7 @@ class GlobalAveragePooling1D(_GlobalPooling):
     def call(self, inputs, mask=None):
         if mask is not None:
             # The mean over the unmasked steps only, as Keras 2 takes it.
-            return masked_average(inputs, mask, self._spatial_axes[0], self.keepdims)
+            return F.masks.masked_mean(inputs, mask, self._spatial_axes[0], self.keepdims)
         return F.mean(inputs, axis=self._spatial_axes, keepdims=self.keepdims)
 
     def compute_mask(self, inputs, mask=None):
