@@ -208,7 +208,7 @@ class Layer(UpdateMethods):
         with layer_call():  # an outermost call: the losses of earlier runs expire
             call = self.call if self.placement is None else \
                 functools.partial(self.placement.call, self)
-            if self.dtype_policy.is_mixed or autocast.active():
+            if autocast.involved(self):
                 outputs = autocast.call(self, call, inputs, args, kwargs)
             else:
                 outputs = call(inputs, *args, **kwargs)

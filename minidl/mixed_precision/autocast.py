@@ -13,9 +13,9 @@ thread, so a ``predict`` in one thread never sees another's casts.
 
 Two exceptions, as in tf.keras: layers with ``keeps_float32`` (batch and
 layer normalization, whose statistics need float32's range) compute in
-float32 and return float16; and a model's outputs are cast to float32, so
-that losses, metrics and ``predict`` work in float32 (tf.keras leaves that
-to a float32 last layer, which works here too).
+float32 and return float16; and a model's float16 outputs are cast to its
+float32, so that losses, metrics and ``predict`` work in float32 (tf.keras
+leaves that to a float32 last layer, which works here too).
 """
 
 import numpy as np
@@ -59,6 +59,12 @@ def active():
     return _per_thread.autocast is not None
 
 
+def involved(layer):
+    """Whether a call of ``layer`` goes through :func:`call`: it is mixed, a mixed call is
+    in progress, or it is a model (whose float16 outputs :func:`call` casts up)."""
+    return _per_thread.autocast is not None or layer.dtype_policy.is_mixed or _is_model(layer)
+
+
 def flag_weight(layer, weight):
     """Mark ``weight``, just made by ``layer``, to be cast in the layer's calls when the
     layer's policy is mixed (floating weights of layers without ``keeps_float32``)."""
@@ -78,6 +84,8 @@ def call(layer, run, inputs, args, kwargs):
     """
     policy = layer.dtype_policy
     mixed = policy.is_mixed
+    if not mixed and _per_thread.autocast is None:  # a model outside mixed calls
+        return _model_outputs(layer, run(inputs, *args, **kwargs), policy)
     inside = policy.variable_dtype if mixed and layer.keeps_float32 else policy.compute_dtype
     previous = _per_thread.autocast
     scope = None
@@ -91,10 +99,23 @@ def call(layer, run, inputs, args, kwargs):
     finally:
         _per_thread.autocast = previous
     if mixed and inside != policy.compute_dtype:
-        outputs = cast_floats(outputs, policy.compute_dtype)
-    elif mixed and _is_model(layer):
-        outputs = cast_floats(outputs, policy.variable_dtype)
-    return outputs
+        return cast_floats(outputs, policy.compute_dtype)
+    return _model_outputs(layer, outputs, policy)
+
+
+def _model_outputs(layer, outputs, policy):
+    """A model's float16 outputs in its own wider dtype (float32), whatever its policy:
+    a model loaded without the global policy, or made of layers given 'mixed_float16'
+    one by one, is not mixed itself, and its loss must not be computed in float16 (the
+    loss scale alone would overflow it)."""
+    if not _is_model(layer):
+        return outputs
+    wide = np.dtype(policy.variable_dtype)
+    if wide.kind != 'f':
+        return outputs
+    return map_structure(lambda y: cast_floats(y, wide) if isinstance(y, Tensor) and
+                         y.data.dtype.kind == 'f' and y.data.dtype.itemsize < wide.itemsize
+                         else y, outputs)
 
 
 def cast_floats(structure, dtype):
@@ -125,6 +146,11 @@ def _cast(tensor, dtype):
         _per_thread.autocast = previous
 
 
+_network = []  # minidl.models.network.Network, once imported (models import layers)
+
+
 def _is_model(layer):
-    from minidl.models.network import Network  # models import layers: import when needed
-    return isinstance(layer, Network)
+    if not _network:
+        from minidl.models.network import Network
+        _network.append(Network)
+    return isinstance(layer, _network[0])

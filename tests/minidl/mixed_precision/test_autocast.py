@@ -60,6 +60,15 @@ def test_activations_are_float16_the_model_output_float32():
     assert all(w.dtype == np.float32 for w in model.weights)
 
 
+def test_a_model_of_mixed_layers_outputs_float32_without_a_global_policy():
+    # The model itself is float32 (made, or loaded, without the policy): its loss must
+    # still see float32, or the scaled loss alone would overflow float16.
+    model = Sequential([Dense(3, input_shape=(2,), dtype='mixed_float16')])
+    assert not model.dtype_policy.is_mixed
+    x = np.ones((2, 2), np.float32)
+    assert model.layers[0](x).dtype == np.float16 and model(x).dtype == np.float32
+
+
 def test_batch_normalization_computes_in_float32_and_returns_float16():
     x = np.random.default_rng(3).normal(size=(8, 4)).astype(np.float16)
     mixed = BatchNormalization(dtype='mixed_float16')
