@@ -15,6 +15,7 @@ from minidl import activations, constraints, regularizers
 from minidl import data, datasets, layers, losses, metrics, optimizers, callbacks, saving, models
 from minidl import backend, engine, preprocessing, utils
 from minidl import applications, wrappers
+from minidl import mixed_precision
 from minidl.compute import clear_session
 from minidl.layers import Input
 from minidl.models import Model, Sequential
@@ -26,6 +27,7 @@ __all__ = [
     'applications',
     'backend', 'callbacks', 'clear_session', 'config', 'constraints', 'data', 'datasets',
     'engine', 'functions', 'get_default_device', 'gradcheck', 'initializers', 'layers', 'losses',
-    'metrics', 'models', 'no_grad', 'optimizers', 'preprocessing', 'regularizers', 'saving',
+    'metrics', 'mixed_precision', 'models', 'no_grad', 'optimizers', 'preprocessing',
+    'regularizers', 'saving',
     'set_default_device', 'set_seed', 'utils', 'wrappers',
 ]

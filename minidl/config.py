@@ -57,7 +57,7 @@ class _PerThread(threading.local):
 
     grad_enabled = True
     # The casts of the mixed precision layer call in progress (a
-    # minidl.mixed_precision.autocast.Scope), or None: read by every operation.
+    # minidl.layers.autocast.Scope), or None: read by every operation.
     autocast = None
 
 

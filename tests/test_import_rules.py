@@ -4,7 +4,7 @@ Inside minidl, a module imports only from lower rows of::
 
     config, registry -> compute -> tensor -> functions, gradcheck -> data
     -> initializers, activations, regularizers, constraints, datasets
-    -> layers -> losses -> metrics, optimizers, callbacks -> saving -> models
+    -> layers -> losses -> metrics, optimizers, callbacks -> saving, mixed_precision -> models
     -> backend, engine -> utils -> preprocessing -> applications, wrappers
 
 (``data`` sits below ``datasets``, whose loaders fetch files with its
@@ -39,7 +39,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ROWS = [
     ['config', 'registry'], ['compute'], ['tensor'], ['functions', 'gradcheck'], ['data'],
     ['initializers', 'activations', 'regularizers', 'constraints', 'datasets'],
-    ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving'], ['models'],
+    ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving', 'mixed_precision'],
+    ['models'],
     ['backend', 'engine'],
     ['utils'],
     ['preprocessing'],

@@ -31,7 +31,7 @@ from minidl.layers.nest import flatten, map_structure
 from minidl.layers.runs import (
     add_run_loss, inputs_key, layer_call, not_recording_losses, run_losses)
 from minidl.layers.symbolic import Node, SymbolicTensor, is_symbolic, next_node_id
-from minidl.mixed_precision import autocast, policy as policies
+from minidl.layers import autocast, dtype_policy as policies
 from minidl.registry import Registry
 from minidl.tensor import Tensor, no_grad
 
@@ -72,6 +72,9 @@ class Layer(UpdateMethods):
     # outputs cast back to float16), as tf.keras does for layers whose statistics
     # need float32's range: batch and layer normalization.
     keeps_float32 = False
+    # Under a mixed precision policy, float16 outputs leave in float32 (a model's, for
+    # its loss, metrics and predict: minidl.models.network sets it).
+    float32_outputs = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -36,6 +36,8 @@ class Network(Layer):
 
     # It gives integer data the dtype of the Input it feeds itself (see call).
     integer_inputs = True
+    # Its float16 outputs (of mixed precision layers) leave in float32, for the loss.
+    float32_outputs = True
 
     def __init__(self, inputs=None, outputs=None, name=None, trainable=True, **kwargs):
         super().__init__(name=name, trainable=trainable, **kwargs)

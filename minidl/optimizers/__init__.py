@@ -13,6 +13,7 @@ from minidl.optimizers import schedules
 from minidl.optimizers.adagrad_family import Adadelta, Adagrad
 from minidl.optimizers.adam_family import Adam, Adamax, AdamW, Nadam
 from minidl.optimizers.gradient_descent import SGD
+from minidl.optimizers.loss_scale_optimizer import LossScaleOptimizer
 from minidl.optimizers.optimizer import Optimizer
 from minidl.optimizers.rmsprop_family import RMSprop
 from minidl.registry import Registry
@@ -25,6 +26,7 @@ REGISTRY = Registry('optimizer', base=Optimizer, functions=False, case_sensitive
                     none=Registry.REFUSED)
 for _cls in (Adadelta, Adagrad, Adam, Adamax, AdamW, Nadam, RMSprop, SGD):
     REGISTRY.register(_cls, _cls.__name__.lower())
+REGISTRY.register(LossScaleOptimizer)  # minidl.mixed_precision's, by its tf.keras name
 
 
 def serialize(optimizer):
@@ -59,6 +61,6 @@ def get(identifier):
     return REGISTRY.get(identifier)
 
 
-__all__ = ['Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'Nadam', 'Optimizer', 'RMSprop',
-           'SGD', 'adadelta', 'adagrad', 'adam', 'adamax', 'deserialize', 'get', 'nadam',
-           'rmsprop', 'schedules', 'serialize', 'sgd']
+__all__ = ['Adadelta', 'Adagrad', 'Adam', 'AdamW', 'Adamax', 'LossScaleOptimizer', 'Nadam',
+           'Optimizer', 'RMSprop', 'SGD', 'adadelta', 'adagrad', 'adam', 'adamax', 'deserialize',
+           'get', 'nadam', 'rmsprop', 'schedules', 'serialize', 'sgd']

@@ -7,7 +7,7 @@ import minidl
 from minidl import Tensor, mixed_precision
 from minidl.compute import vendor
 from minidl.layers import LSTM, BatchNormalization, Conv2D, Dense, Flatten, Input
-from minidl.mixed_precision import autocast
+from minidl.layers import autocast
 from minidl.models import Model, Sequential
 
 

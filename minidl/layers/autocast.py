@@ -61,8 +61,9 @@ def active():
 
 def involved(layer):
     """Whether a call of ``layer`` goes through :func:`call`: it is mixed, a mixed call is
-    in progress, or it is a model (whose float16 outputs :func:`call` casts up)."""
-    return _per_thread.autocast is not None or layer.dtype_policy.is_mixed or _is_model(layer)
+    in progress, or its float16 outputs leave in float32 (a model's)."""
+    return _per_thread.autocast is not None or layer.dtype_policy.is_mixed \
+        or layer.float32_outputs
 
 
 def flag_weight(layer, weight):
@@ -108,7 +109,7 @@ def _model_outputs(layer, outputs, policy):
     a model loaded without the global policy, or made of layers given 'mixed_float16'
     one by one, is not mixed itself, and its loss must not be computed in float16 (the
     loss scale alone would overflow it)."""
-    if not _is_model(layer):
+    if not layer.float32_outputs:
         return outputs
     wide = np.dtype(policy.variable_dtype)
     if wide.kind != 'f':
@@ -145,12 +146,3 @@ def _cast(tensor, dtype):
     finally:
         _per_thread.autocast = previous
 
-
-_network = []  # minidl.models.network.Network, once imported (models import layers)
-
-
-def _is_model(layer):
-    if not _network:
-        from minidl.models.network import Network
-        _network.append(Network)
-    return isinstance(layer, _network[0])

@@ -21,7 +21,6 @@ makes the same decision.
 
 import numpy as np
 
-from minidl import optimizers
 from minidl.compute import get_array_module
 from minidl.optimizers.optimizer import Optimizer
 from minidl.tensor import Tensor
@@ -53,6 +52,7 @@ class LossScaleOptimizer(Optimizer):
 
     def __init__(self, inner_optimizer, dynamic=True, initial_scale=None,
                  dynamic_growth_steps=None):
+        from minidl import optimizers  # the registry, which lists this class (a cycle)
         inner = optimizers.get(inner_optimizer)
         if isinstance(inner, LossScaleOptimizer):
             raise ValueError('LossScaleOptimizer: the inner optimizer is a LossScaleOptimizer '
@@ -244,6 +244,7 @@ class LossScaleOptimizer(Optimizer):
 
     def get_config(self):
         """tf.keras 2.4+'s config: the inner optimizer's, and the scaling's arguments."""
+        from minidl import optimizers
         config = {'inner_optimizer': optimizers.serialize(self._inner), 'dynamic': self.dynamic,
                   'initial_scale': self.initial_scale}
         if self.dynamic:
@@ -252,6 +253,7 @@ class LossScaleOptimizer(Optimizer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        from minidl import optimizers
         config = dict(config)
         config['inner_optimizer'] = optimizers.deserialize(config['inner_optimizer'],
                                                            custom_objects)
