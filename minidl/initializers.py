@@ -235,6 +235,26 @@ def compute_fans(shape):
     return shape[-2] * receptive_field, shape[-1] * receptive_field
 
 
+def _compute_fans(shape, data_format='channels_last'):
+    """Keras 2's private ``(fan_in, fan_out)``, which custom initializers import.
+
+    As :func:`compute_fans` for 2-D to 5-D shapes, plus the ``channels_first``
+    kernel layout ``(out, in, *window)``; any other rank gives the square root
+    of the size for both (where :func:`compute_fans` differs, for 0-D, 1-D and
+    above 5-D shapes, minidl's own initializers keep theirs).
+    """
+    if len(shape) == 2 or (len(shape) in (3, 4, 5) and data_format == 'channels_last'):
+        return compute_fans(shape)
+    if len(shape) in (3, 4, 5):
+        if data_format != 'channels_first':
+            raise ValueError(f"data_format must be 'channels_last' or 'channels_first', got "
+                             f"{data_format!r}")
+        receptive_field = math.prod(shape[2:])
+        return shape[1] * receptive_field, shape[0] * receptive_field
+    root = math.sqrt(math.prod(shape))
+    return root, root
+
+
 REGISTRY = Registry('initializer', base=Initializer)
 for _name, _cls in {
         'zeros': Zeros, 'zero': Zeros, 'ones': Ones, 'one': Ones, 'constant': Constant,
@@ -267,3 +287,45 @@ def serialize(initializer):
 def deserialize(config, custom_objects=None):
     """The initializer a name or a ``{'class_name', 'config'}`` dict stands for."""
     return REGISTRY.deserialize(config, custom_objects)
+
+
+# Keras 2's lower-case names: the classes under their function names, and the preset
+# variance scalings as functions of a seed (``initializers.he_normal(seed=1)``).
+zero = zeros = Zeros
+one = ones = Ones
+constant = Constant
+uniform = random_uniform = RandomUniform
+normal = random_normal = RandomNormal
+truncated_normal = TruncatedNormal
+identity = Identity
+orthogonal = Orthogonal
+
+
+def lecun_uniform(seed=None):
+    """:class:`LecunUniform` with ``seed``."""
+    return LecunUniform(seed=seed)
+
+
+def lecun_normal(seed=None):
+    """:class:`LecunNormal` with ``seed``."""
+    return LecunNormal(seed=seed)
+
+
+def glorot_uniform(seed=None):
+    """:class:`GlorotUniform` with ``seed``."""
+    return GlorotUniform(seed=seed)
+
+
+def glorot_normal(seed=None):
+    """:class:`GlorotNormal` with ``seed``."""
+    return GlorotNormal(seed=seed)
+
+
+def he_uniform(seed=None):
+    """:class:`HeUniform` with ``seed``."""
+    return HeUniform(seed=seed)
+
+
+def he_normal(seed=None):
+    """:class:`HeNormal` with ``seed``."""
+    return HeNormal(seed=seed)

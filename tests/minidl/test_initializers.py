@@ -80,3 +80,22 @@ def test_config_round_trip_and_lookup_errors():
 
 def test_dtype_argument():
     assert initializers.get('glorot_uniform')((2, 2), dtype='float64').dtype == np.float64
+
+
+def test_keras_lower_case_names_and_private_fans():
+    # Keras 2.2.4's initializers module: class aliases, preset functions of a seed, and
+    # _compute_fans, which custom initializers import.
+    from minidl import initializers as I
+    assert (I.zeros, I.zero, I.ones, I.one, I.constant, I.identity, I.orthogonal) == (
+        I.Zeros, I.Zeros, I.Ones, I.Ones, I.Constant, I.Identity, I.Orthogonal)
+    assert (I.uniform, I.random_uniform, I.normal, I.random_normal, I.truncated_normal) == (
+        I.RandomUniform, I.RandomUniform, I.RandomNormal, I.RandomNormal, I.TruncatedNormal)
+    for function, cls in ((I.lecun_uniform, I.LecunUniform), (I.lecun_normal, I.LecunNormal),
+                          (I.glorot_uniform, I.GlorotUniform), (I.glorot_normal, I.GlorotNormal),
+                          (I.he_uniform, I.HeUniform), (I.he_normal, I.HeNormal)):
+        made = function(seed=3)
+        assert type(made) is cls and made.get_config()['seed'] == 3
+    assert I._compute_fans((4, 5)) == (4, 5)
+    assert I._compute_fans((3, 3, 4, 5)) == (36, 45)  # channels_last: (rows, cols, in, out)
+    assert I._compute_fans((5, 4, 3, 3), 'channels_first') == (36, 45)
+    assert I._compute_fans((2, 2, 2, 2, 2, 2)) == (8.0, 8.0)  # sqrt(64) for both
