@@ -59,6 +59,35 @@ class SymbolicTensor:
     def __iter__(self):
         raise TypeError(f'{self!r} cannot be iterated over; index it instead (x[0], x[:, 1])')
 
+    # Keras 2's private attributes of its graph tensors, which scripts and third-party
+    # layers read.
+    @property
+    def _keras_shape(self):
+        """The shape, batch size included (Keras 2's name)."""
+        return self.shape
+
+    @property
+    def _keras_history(self):
+        """``(layer, node_index, tensor_index)``: the layer that made this tensor, which of
+        its calls (``layer._inbound_nodes``) and which of that call's outputs."""
+        if self.node is None:
+            raise AttributeError(f'{self!r} was made by no layer')
+        layer = self.node.layer
+        return layer, layer._inbound_nodes.index(self.node), self.index
+
+    @property
+    def _uses_learning_phase(self):
+        """Whether the value differs between training and inference: some layer on its way
+        from the inputs does (Dropout with a rate, a noise layer, BatchNormalization, an RNN
+        with dropout, a model holding one), unless that call fixed ``training``. A layer
+        may set it, as Keras 2's layers do."""
+        flag = self.__dict__.get('_learning_phase_flag')
+        return _uses_learning_phase(self) if flag is None else flag
+
+    @_uses_learning_phase.setter
+    def _uses_learning_phase(self, value):
+        self.__dict__['_learning_phase_flag'] = bool(value)
+
 
 class Node:
     """One call of ``layer`` in a graph: its inputs, call arguments and outputs.
@@ -90,6 +119,87 @@ class Node:
     def parents(self):
         """Symbolic tensors this node reads: :attr:`inbound` and the masks."""
         return self.inbound + [t for t in flatten(self.mask) if isinstance(t, SymbolicTensor)]
+
+    # Keras 2's names for the same, which scripts and third-party layers read. An Input's
+    # node, as there, has its tensor as input and output and no inbound layer.
+    @property
+    def outbound_layer(self):
+        return self.layer
+
+    @property
+    def input_tensors(self):
+        return self.inbound or self.output_tensors
+
+    @property
+    def output_tensors(self):
+        return flatten(self.outputs)
+
+    @property
+    def inbound_layers(self):
+        return [t.node.layer for t in self.inbound]
+
+    @property
+    def node_indices(self):
+        return [t._keras_history[1] for t in self.inbound]
+
+    @property
+    def tensor_indices(self):
+        return [t.index for t in self.inbound]
+
+    @property
+    def input_shapes(self):
+        return [t.shape for t in self.input_tensors]
+
+    @property
+    def output_shapes(self):
+        return [t.shape for t in self.output_tensors]
+
+    @property
+    def input_masks(self):
+        return [t._keras_mask for t in self.input_tensors]
+
+    @property
+    def output_masks(self):
+        return [t._keras_mask for t in self.output_tensors]
+
+    def get_config(self):
+        """Keras 2's description of the call, by layer name."""
+        return {'outbound_layer': self.layer.name,
+                'inbound_layers': [layer.name for layer in self.inbound_layers],
+                'node_indices': self.node_indices, 'tensor_indices': self.tensor_indices}
+
+
+def _uses_learning_phase(tensor):
+    """Whether a layer call on the way to ``tensor`` computes differently in training."""
+    stack, seen = [tensor], set()
+    while stack:
+        node = stack.pop().node
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.kwargs.get('training') is None and _phase_dependent(node.layer):
+            return True
+        stack.extend(node.parents)
+    return False
+
+
+def _phase_dependent(layer):
+    """Whether ``layer`` computes differently in training: it takes ``training`` and, where
+    it has dropout rates, one is above zero (Keras 2's RNNs and Dropout(0) do not)."""
+    if hasattr(layer, 'uses_learning_phase'):  # a model
+        return layer.uses_learning_phase
+    inner = getattr(layer, 'layer', None)  # a wrapper
+    if inner is not None and hasattr(inner, '_accepts'):
+        return _phase_dependent(inner)
+    if not layer._accepts('training'):
+        return False
+    owners = [layer] + flatten(getattr(getattr(layer, 'cell', None), 'cells', None)
+                               or getattr(layer, 'cell', None))
+    rates = [getattr(owner, name) for owner in owners if owner is not None
+             for name in ('rate', 'dropout', 'recurrent_dropout') if hasattr(owner, name)]
+    if type(layer).__name__ == 'Lambda':
+        return False  # Keras 2: only if the function's result says so
+    return not rates or any(rate for rate in rates)
 
 
 def next_node_id():
