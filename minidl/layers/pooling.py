@@ -207,3 +207,15 @@ class GlobalMaxPooling2D(_GlobalPooling):
     def call(self, inputs):
         return F.global_max_pool2d(inputs, self.data_format, self.keepdims)
 
+
+_POOLING_3D = ('AveragePooling3D', 'AvgPool3D', 'GlobalAveragePooling3D', 'GlobalAvgPool3D',
+               'GlobalMaxPool3D', 'GlobalMaxPooling3D', 'MaxPool3D', 'MaxPooling3D')
+
+
+def __getattr__(name):
+    # Keras 2's keras.layers.pooling also holds the 3-D poolings; here they live in
+    # pooling3d, which imports this module, so they are found when asked for.
+    if name in _POOLING_3D:
+        from minidl.layers import pooling3d
+        return getattr(pooling3d, name)
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

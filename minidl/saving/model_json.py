@@ -72,3 +72,11 @@ def model_from_config(config, custom_objects=None, max_bytes=None):
     config = checked_model_config(config, custom_objects)
     with weight_budget(limit, hint=load_limit.hint('model_from_json', 'description')):
         return deserialize(config, custom_objects)
+
+
+def model_from_yaml(yaml_string, custom_objects=None):
+    """Not offered, as ``Model.to_yaml`` is not: reading YAML with a general loader can run
+    code. Use ``model_to_json`` and :func:`model_from_json`."""
+    raise NotImplementedError('model_from_yaml is not offered, because reading YAML with a '
+                              'general loader can run code; use Model.to_json and '
+                              'models.model_from_json')

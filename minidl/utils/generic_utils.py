@@ -1,11 +1,13 @@
 """``keras.utils.generic_utils``: custom objects found by name, Keras 2's ``Progbar``, and the
 small list helpers scripts import from it (``to_list``, ``unpack_singleton``, ``slice_arrays``)."""
 
+import inspect
+
 from minidl.registry import CustomObjectScope, custom_object_scope, get_custom_objects
 from minidl.utils.progbar import Progbar
 
 __all__ = ['CustomObjectScope', 'Progbar', 'custom_object_scope', 'get_custom_objects',
-           'slice_arrays', 'to_list', 'unpack_singleton']
+           'has_arg', 'object_list_uid', 'slice_arrays', 'to_list', 'unpack_singleton']
 
 
 def to_list(x, allow_tuple=False):
@@ -60,3 +62,28 @@ def slice_arrays(arrays, start=None, stop=None):
     if isinstance(arrays, list):
         return [None if x is None else x[start:stop] for x in arrays]
     return arrays[start:stop]
+
+
+def has_arg(fn, name, accept_all=False):
+    """Whether the callable ``fn`` takes an argument ``name`` by keyword.
+
+    Third-party layers ask it of a wrapped layer's ``call`` (``has_arg(layer.call,
+    'training')``).
+
+    Args:
+        fn: A callable.
+        name: The argument's name.
+        accept_all: Also answer True when ``fn`` takes ``**kwargs``.
+    """
+    parameters = inspect.signature(fn).parameters
+    if accept_all and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return True
+    parameter = parameters.get(name)
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def object_list_uid(object_list):
+    """A string naming the objects of ``object_list`` (or one object) by their ids, in order,
+    as Keras 2 keys its per-input caches."""
+    return ', '.join(str(abs(id(item))) for item in to_list(object_list))

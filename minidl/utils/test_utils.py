@@ -21,6 +21,31 @@ from minidl.layers import Input
 from minidl.models import Model, Sequential
 
 
+def get_test_data(num_train=1000, num_test=500, input_shape=(10,), output_shape=(2,),
+                  classification=True, num_classes=2):
+    """Keras 2's random data set for tests: ``((x_train, y_train), (x_test, y_test))``.
+
+    Drawn from numpy's global generator, as in Keras 2 (so ``np.random.seed``
+    fixes it). With ``classification``, labels are ints in ``[0, num_classes)``
+    and each sample's inputs are normal around its label (sd 0.7), so the
+    classes can be told apart; otherwise ``y`` has ``output_shape`` and both
+    ``x`` and ``y`` are normal around one uniform number per sample.
+    """
+    samples = num_train + num_test
+    # Keras 2's order of draws: the labels or centres, then sample by sample.
+    if classification:
+        y = centres = np.random.randint(0, num_classes, size=(samples,))
+    else:
+        centres = np.random.random((samples,))
+        y = np.zeros((samples,) + tuple(output_shape), dtype=np.float32)
+    x = np.zeros((samples,) + tuple(input_shape), dtype=np.float32)
+    for index in range(samples):
+        x[index] = np.random.normal(loc=centres[index], scale=0.7, size=input_shape)
+        if not classification:
+            y[index] = np.random.normal(loc=centres[index], scale=0.7, size=output_shape)
+    return (x[:num_train], y[:num_train]), (x[num_train:], y[num_train:])
+
+
 def layer_test(layer_cls, kwargs=None, input_shape=None, input_dtype=None, input_data=None,
                expected_output=None, expected_output_dtype=None, fixed_batch_size=False,
                rtol=1e-6, atol=1e-6):

@@ -33,3 +33,19 @@ def test_slice_arrays_by_range_and_by_indices():
     np.testing.assert_array_equal(slice_arrays(a, 8), [8, 9])
     np.testing.assert_array_equal(slice_arrays(a, None, 2), [0, 1])
     assert slice_arrays(None) == [None]
+
+
+def test_has_arg_and_object_list_uid():
+    from minidl.layers import LSTM, Dense
+    from minidl.utils.generic_utils import has_arg, object_list_uid
+
+    def f(a, b=1, *args, c=2, **kwargs):
+        pass
+    assert has_arg(f, 'b') and has_arg(f, 'c') and not has_arg(f, 'args')
+    assert not has_arg(f, 'd') and has_arg(f, 'd', accept_all=True)
+    assert not has_arg(lambda a: a, 'd', accept_all=True)
+    # What third-party wrappers ask of a layer's call.
+    assert has_arg(LSTM(2).call, 'training') and not has_arg(Dense(2).call, 'training')
+    first, second = object(), object()
+    assert object_list_uid([first, second]) == f'{abs(id(first))}, {abs(id(second))}'
+    assert object_list_uid(first) == str(abs(id(first)))

@@ -161,3 +161,32 @@ class _WrongShape(Layer):
 def test_broken_layers_fail_the_harness(layer_cls, kwargs, message):
     with pytest.raises(AssertionError, match=message):
         layer_test(layer_cls, kwargs, input_shape=(2, 3))
+
+
+def test_get_test_data_follows_keras_draws():
+    from minidl.utils.test_utils import get_test_data
+    np.random.seed(1)
+    (x_train, y_train), (x_test, y_test) = get_test_data(
+        num_train=40, num_test=10, input_shape=(3,), classification=True, num_classes=4)
+    # Keras 2's draws, by hand: the labels, then each sample's inputs around its label.
+    np.random.seed(1)
+    labels = np.random.randint(0, 4, size=(50,))
+    inputs = np.stack([np.random.normal(loc=label, scale=0.7, size=(3,)) for label in labels])
+    np.testing.assert_array_equal(np.concatenate([y_train, y_test]), labels)
+    np.testing.assert_allclose(np.concatenate([x_train, x_test]), inputs.astype(np.float32))
+    assert x_train.shape == (40, 3) and x_train.dtype == np.float32 and y_test.shape == (10,)
+    (x, y), _ = get_test_data(num_train=5, num_test=1, input_shape=(2,), output_shape=(3,),
+                              classification=False)
+    assert x.shape == (5, 2) and y.shape == (5, 3) and y.dtype == np.float32
+
+
+def test_keras_module_paths_of_saving_and_3d_pooling():
+    from minidl.engine import saving
+    from minidl.layers import pooling, pooling3d
+    from minidl.models import load_model, model_from_yaml
+    assert saving.load_model is load_model
+    assert pooling.GlobalMaxPooling3D is pooling3d.GlobalMaxPooling3D
+    with pytest.raises(AttributeError, match='no attribute'):
+        pooling.Pooling4D
+    with pytest.raises(NotImplementedError, match='YAML'):
+        model_from_yaml('class_name: Sequential')
