@@ -34,7 +34,7 @@ class Constraint:
 def _project(weight, projection):
     """``projection(array)`` on the weight's array, returned in the form it was given."""
     if isinstance(weight, Tensor):
-        return Tensor._wrap(projection(weight.data))
+        return Tensor.wrap(projection(weight.data))
     return projection(weight)
 
 

@@ -89,11 +89,11 @@ def _as_float64(value):
     if not arrays.is_array(data):
         data = np.asarray(data)
     if data.dtype.kind != 'f':
-        return Tensor._wrap(data)
+        return Tensor.wrap(data)
     # A private C-ordered float64 copy: the check perturbs it element by element
     # through a flat view, which must share its memory.
     xp = arrays.get_array_module(data)
-    return Tensor._wrap(xp.array(data, dtype=np.float64, order='C', copy=True)).requires_grad_()
+    return Tensor.wrap(xp.array(data, dtype=np.float64, order='C', copy=True)).requires_grad_()
 
 
 def _floating(outputs):

@@ -65,7 +65,7 @@ class L1L2(Regularizer):
             squares = self.l2 * F.sum(weight * weight)
             penalty = squares if penalty is None else penalty + squares
         if penalty is None:  # Keras returns a constant 0 when both factors are 0
-            penalty = Tensor._wrap(weight.xp.zeros((), weight.dtype))
+            penalty = Tensor.wrap(weight.xp.zeros((), weight.dtype))
         return penalty
 
     def get_config(self):

@@ -67,8 +67,14 @@ class Tensor:
         self.requires_grad = False
 
     @classmethod
-    def _wrap(cls, array):
-        """A tensor holding exactly ``array`` (no copy, no dtype conversion)."""
+    def wrap(cls, array):
+        """A tensor holding exactly ``array``: no copy, no dtype conversion, no device move.
+
+        For arrays made outside autograd (constants, masks, states, optimizer
+        slots) and for Functions' outputs; ``Tensor(array)`` copies into the
+        default floating dtype and device instead. The tensor records no graph
+        and requires no gradient until ``requires_grad_()``.
+        """
         tensor = cls.__new__(cls)
         tensor._init(array)
         return tensor
@@ -143,14 +149,14 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing this one's data, outside the graph."""
-        return Tensor._wrap(self.data)
+        return Tensor.wrap(self.data)
 
     def to(self, device):
         """This tensor's data on ``device``, outside the graph; self if already there."""
         device = devices.Device(device)
         if device == self.device:
             return self
-        moved = Tensor._wrap(_move(self.data, device.xp, None))
+        moved = Tensor.wrap(_move(self.data, device.xp, None))
         return moved.requires_grad_(self.requires_grad)
 
     # ----- autograd ----------------------------------------------------------
@@ -188,13 +194,13 @@ class Tensor:
         across processes) never reach another array.
         """
         if self.grad is not None:
-            self.grad = Tensor._wrap(self.grad.data + grad)
+            self.grad = Tensor.wrap(self.grad.data + grad)
             return
         # CuPy's flags have no 'writeable': its arrays always are.
         writeable = getattr(grad.flags, 'writeable', True)
         if shared or grad.base is not None or not (grad.flags.c_contiguous and writeable):
             grad = grad.copy()
-        self.grad = Tensor._wrap(grad)
+        self.grad = Tensor.wrap(grad)
 
     @property
     def _generation(self):
@@ -243,7 +249,7 @@ class Function:
         # (an ndarray, the usual output, is one already).
         outputs = [y if type(y) is np.ndarray else self.xp.asarray(y)
                    for y in ((outputs,) if single else outputs)]
-        results = tuple([Tensor._wrap(y) for y in outputs])
+        results = tuple([Tensor.wrap(y) for y in outputs])
         if any(self.needs_input_grad):
             self.inputs = inputs
             self.generation = max([x._generation for x in inputs])
@@ -341,7 +347,7 @@ def _as_input(value, xp, float_dtype):
             value = value.astype(config.default_dtype)
     if value.dtype.kind == 'f' and float_dtype is not None:
         value = value.astype(float_dtype, copy=False)
-    return Tensor._wrap(_move(value, xp, None))
+    return Tensor.wrap(_move(value, xp, None))
 
 
 def sum_to_shape(array, shape):

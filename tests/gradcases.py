@@ -53,8 +53,8 @@ def functions_in_graph(outputs):
 
 def run_gradcheck(case):
     """Run ``case``: prove it exercises its Function, then check its gradients."""
-    probe = [Tensor._wrap(np.array(x, dtype=np.float64)).requires_grad_()
-             if np.asarray(x).dtype.kind == 'f' else Tensor._wrap(np.asarray(x))
+    probe = [Tensor.wrap(np.array(x, dtype=np.float64)).requires_grad_()
+             if np.asarray(x).dtype.kind == 'f' else Tensor.wrap(np.asarray(x))
              for x in case.inputs]
     found = functions_in_graph(case.call(*probe))
     assert case.function in found, (

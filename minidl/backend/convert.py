@@ -24,7 +24,7 @@ def data_of(value):
 
 def wrap(result):
     """The array (or numpy scalar) of a computation without gradient, as a Tensor."""
-    return Tensor._wrap(result if is_array(result) else np.asarray(result))
+    return Tensor.wrap(result if is_array(result) else np.asarray(result))
 
 
 def as_axis(axis):

@@ -63,7 +63,7 @@ class Function:
                 values = evaluate(targets, feeds, training=bool(training))
         except GraphNotRecorded:
             # A gradient taken inside the graph (a Lambda's): again, recording it all.
-            feeds = {key: Tensor._wrap(value.data).requires_grad_()
+            feeds = {key: Tensor.wrap(value.data).requires_grad_()
                      if value.dtype.kind == 'f' else value for key, value in feeds.items()}
             with recording_graph():
                 values = evaluate(targets, feeds, training=bool(training))
@@ -183,7 +183,7 @@ class _GraphGradients:
             # Adding a leaf of zeros taps the gradient at this tensor without cutting
             # the graph: gradients still flow on to the tensors it is computed from.
             if id(symbol) in watched and value.dtype.kind == 'f':
-                tap = Tensor._wrap(value.xp.zeros(value.shape, value.dtype)).requires_grad_()
+                tap = Tensor.wrap(value.xp.zeros(value.shape, value.dtype)).requires_grad_()
                 leaves[id(symbol)] = tap
                 return value + tap
             return value
@@ -216,7 +216,7 @@ def _leaf_gradients(loss, leaves, retain_graph):
         for leaf, _ in saved.values():
             leaf.grad = None
         loss.backward(loss.xp.ones_like(loss.data), retain_graph=retain_graph)
-        return [Tensor._wrap(leaf.grad.data) if leaf.grad is not None else _zeros_like(leaf)
+        return [Tensor.wrap(leaf.grad.data) if leaf.grad is not None else _zeros_like(leaf)
                 for leaf in leaves]
     finally:
         for leaf, grad in saved.values():
@@ -242,7 +242,7 @@ def _graph_leaves(tensor):
 
 
 def _zeros_like(tensor):
-    return Tensor._wrap(tensor.xp.zeros(tensor.shape, tensor.dtype))
+    return Tensor.wrap(tensor.xp.zeros(tensor.shape, tensor.dtype))
 
 
 def _fed_value(tensor, value):

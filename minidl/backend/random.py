@@ -17,21 +17,21 @@ from minidl.tensor import Tensor
 @recordable
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Normal draws with the given mean and standard deviation."""
-    return Tensor._wrap(_generator(seed).normal(
+    return Tensor.wrap(_generator(seed).normal(
         as_shape(shape), mean, stddev, dtype or floatx(), xp=_xp()))
 
 
 @recordable
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
     """Normal draws, those beyond two standard deviations drawn again."""
-    return Tensor._wrap(_generator(seed).truncated_normal(
+    return Tensor.wrap(_generator(seed).truncated_normal(
         as_shape(shape), mean, stddev, dtype or floatx(), xp=_xp()))
 
 
 @recordable
 def random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
     """Uniform draws in ``[minval, maxval)``."""
-    return Tensor._wrap(_generator(seed).uniform(
+    return Tensor.wrap(_generator(seed).uniform(
         as_shape(shape), minval, maxval, dtype or floatx(), xp=_xp()))
 
 
@@ -39,7 +39,7 @@ def random_uniform(shape, minval=0.0, maxval=1.0, dtype=None, seed=None):
 def random_binomial(shape, p=0.0, dtype=None, seed=None):
     """Ones with probability ``p``, else zeros."""
     mask = _generator(seed).bernoulli(as_shape(shape), p, xp=_xp())
-    return Tensor._wrap(mask.astype(dtype or floatx()))
+    return Tensor.wrap(mask.astype(dtype or floatx()))
 
 
 def random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None):

@@ -78,7 +78,7 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
             elif outputs:
                 fallback = outputs[-1]
             else:
-                fallback = Tensor._wrap(output.xp.zeros(output.shape, output.dtype))
+                fallback = Tensor.wrap(output.xp.zeros(output.shape, output.dtype))
             output = _where(valid[:, step], output, fallback)
             new_states = [_where(valid[:, step], new, old)
                           for new, old in zip(new_states, states)]

@@ -37,8 +37,8 @@ def tensor_gradients(loss, targets):
         collected[id(loss)] = seed
     if loss.creator is not None:
         _backward_to(loss, seed, wanted, collected)
-    return [Tensor._wrap(collected[id(t)]) if id(t) in collected
-            else Tensor._wrap(t.xp.zeros(t.shape, t.dtype)) for t in targets]
+    return [Tensor.wrap(collected[id(t)]) if id(t) in collected
+            else Tensor.wrap(t.xp.zeros(t.shape, t.dtype)) for t in targets]
 
 
 def _between(loss, wanted):

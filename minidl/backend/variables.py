@@ -222,14 +222,14 @@ def eye(size, dtype=None, name=None):
 def zeros_like(x, dtype=None, name=None):
     """Zeros of the shape (and dtype, unless given) of ``x``."""
     x = as_tensor(x)
-    return Tensor._wrap(x.xp.zeros(x.shape, dtype or x.dtype))
+    return Tensor.wrap(x.xp.zeros(x.shape, dtype or x.dtype))
 
 
 @recordable
 def ones_like(x, dtype=None, name=None):
     """Ones of the shape (and dtype, unless given) of ``x``."""
     x = as_tensor(x)
-    return Tensor._wrap(x.xp.ones(x.shape, dtype or x.dtype))
+    return Tensor.wrap(x.xp.ones(x.shape, dtype or x.dtype))
 
 
 @recordable

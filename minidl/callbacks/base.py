@@ -32,7 +32,12 @@ class Callback:
     Attributes:
         model: The model being trained (set by :meth:`set_model`).
         params: The loop's parameters: ``{'verbose', 'epochs', 'steps'}``.
+        validation_data: Keras 2's list of ``fit``'s validation arrays: inputs,
+            targets, then one sample weight array per target; None without
+            validation arrays (a generator's batches are not listed).
     """
+
+    validation_data = None  # also for subclasses whose __init__ skips this one's
 
     def __init__(self):
         self.model = None

@@ -1,5 +1,7 @@
 """CallbackList: the callbacks of one fit / evaluate / predict call, called in order."""
 
+import numpy as np
+
 from minidl.callbacks.base import Callback
 from minidl.callbacks.history import History
 from minidl.callbacks.progbar import ProgbarLogger
@@ -69,6 +71,18 @@ class CallbackList:
         self.model = model
         for callback in self.callbacks:
             callback.set_model(model)
+
+    def set_validation_data(self, x, y, sample_weight):
+        """Give each callback Keras 2's ``validation_data``: the lists of validation inputs
+        ``x`` and targets ``y``, then one sample weight array per target (ones where
+        ``sample_weight``, one array for all or a list with one per target, gives none)."""
+        count = len(x[0])
+        targets = list(y or [])
+        weights = sample_weight if isinstance(sample_weight, list) else \
+            [sample_weight] * len(targets)
+        weights = [np.ones(count, np.float32) if w is None else w for w in weights]
+        for callback in self.callbacks:
+            callback.validation_data = list(x) + targets + weights
 
     def _call(self, hook, logs, *args):
         logs = {} if logs is None else dict(logs)

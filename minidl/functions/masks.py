@@ -13,7 +13,7 @@ from minidl.tensor import Tensor
 
 def nonzero_mask(x):
     """``x != 0``: the mask of an Embedding's indices (``mask_zero=True``)."""
-    return Tensor._wrap(x.data != 0) if isinstance(x, Tensor) else Tensor(x) != 0
+    return Tensor.wrap(x.data != 0) if isinstance(x, Tensor) else Tensor(x) != 0
 
 
 def steps_differing_from(x, value, keepdims=False, dtype=bool):
@@ -29,7 +29,7 @@ def steps_differing_from(x, value, keepdims=False, dtype=bool):
         Tensor ``(batch, steps, ...)`` (or with a trailing 1 when ``keepdims``).
     """
     differs = x.xp.any(x.data != value, axis=-1, keepdims=keepdims)
-    return Tensor._wrap(differs if dtype is bool else differs.astype(dtype))
+    return Tensor.wrap(differs if dtype is bool else differs.astype(dtype))
 
 
 def all_masks(masks):
@@ -37,7 +37,7 @@ def all_masks(masks):
     result = masks[0].data
     for mask in masks[1:]:
         result = result & mask.data
-    return Tensor._wrap(result)
+    return Tensor.wrap(result)
 
 
 def concatenated_mask(inputs, masks, axis):
@@ -52,7 +52,7 @@ def concatenated_mask(inputs, masks, axis):
     xp = inputs[0].xp
     parts = [(xp.ones(x.shape[:-1], bool) if mask is None else mask.data.astype(bool))[..., None]
              for x, mask in zip(inputs, masks)]
-    return Tensor._wrap(xp.concatenate(parts, axis=axis).all(axis=-1))
+    return Tensor.wrap(xp.concatenate(parts, axis=axis).all(axis=-1))
 
 
 def masked_mean(inputs, mask, axis, keepdims=False):
@@ -70,5 +70,5 @@ def masked_mean(inputs, mask, axis, keepdims=False):
     shape[0], shape[axis] = inputs.shape[0], inputs.shape[axis]
     weights = weights.astype(inputs.dtype).reshape(shape)
     counts = inputs.xp.maximum(weights.sum(axis=axis, keepdims=keepdims), 1)
-    return reduce_sum(inputs * Tensor._wrap(weights), axis=axis, keepdims=keepdims) / \
-        Tensor._wrap(counts)
+    return reduce_sum(inputs * Tensor.wrap(weights), axis=axis, keepdims=keepdims) / \
+        Tensor.wrap(counts)

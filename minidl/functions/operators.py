@@ -33,7 +33,7 @@ def _comparison(compare):
     def comparison_operator(self, other):
         if other is None:
             return NotImplemented
-        return Tensor._wrap(compare(self.data, other.data if isinstance(other, Tensor) else other))
+        return Tensor.wrap(compare(self.data, other.data if isinstance(other, Tensor) else other))
     return comparison_operator
 
 

@@ -531,7 +531,7 @@ def _checked_dtype(layer, dtype):
 def _as_float(tensor, dtype):
     """``tensor`` in ``dtype`` if it holds booleans or integers (and ``dtype`` is not None)."""
     if dtype is not None and tensor.data.dtype.kind in 'biu':
-        return Tensor._wrap(tensor.data.astype(dtype))
+        return Tensor.wrap(tensor.data.astype(dtype))
     return tensor
 
 

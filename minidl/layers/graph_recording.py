@@ -72,5 +72,5 @@ def run_recording_if_needed(owner, run, values):
 def _as_leaf(value):
     if isinstance(value, Tensor) and not value.requires_grad and value.dtype.kind == 'f':
         # A new Tensor on the same data: the caller's own is left as it was.
-        return Tensor._wrap(value.data).requires_grad_()
+        return Tensor.wrap(value.data).requires_grad_()
     return value

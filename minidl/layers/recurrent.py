@@ -90,7 +90,7 @@ class _FusedRNN(RNN):
             (x.shape[0], x.shape[2]), training, x.xp, x.dtype)
         if input_mask is not None:
             # One mask per sample, the same at every step.
-            x = x * Tensor._wrap(input_mask[:, None, :])
+            x = x * Tensor.wrap(input_mask[:, None, :])
         outputs, *final_states = self._fused(x, states, mask, recurrent_mask)
         return outputs, final_states
 

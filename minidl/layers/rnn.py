@@ -217,7 +217,7 @@ class RNN(Layer):
             if mask is not None:
                 valid = mask[:, index:index + 1]
                 if previous is None:
-                    previous = Tensor._wrap(xp.zeros(output.shape, output.dtype))
+                    previous = Tensor.wrap(xp.zeros(output.shape, output.dtype))
                 output = F.where(_broadcast(valid, output), output, previous)
                 new_states = [F.where(_broadcast(valid, new), new, old)
                               for new, old in zip(new_states, states)]
@@ -232,7 +232,7 @@ class RNN(Layer):
             if self.stateful:
                 self._check_stateful_batch(batch)
                 return [s if s.device == x.device else s.to(x.device) for s in self.states]
-            return [Tensor._wrap(x.xp.zeros((batch, size), x.dtype)) for size in sizes]
+            return [Tensor.wrap(x.xp.zeros((batch, size), x.dtype)) for size in sizes]
         states = list(initial_state) if isinstance(initial_state, (list, tuple)) \
             else [initial_state]
         if len(states) != len(sizes):

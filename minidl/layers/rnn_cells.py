@@ -154,9 +154,9 @@ class _Cell(Layer):
         input_mask, recurrent_mask = self.dropout_masks(inputs.shape, training, inputs.xp,
                                                         inputs.dtype)
         if input_mask is not None:
-            inputs = inputs * Tensor._wrap(input_mask)
+            inputs = inputs * Tensor.wrap(input_mask)
         if recurrent_mask is not None:
-            previous_output = previous_output * Tensor._wrap(recurrent_mask)
+            previous_output = previous_output * Tensor.wrap(recurrent_mask)
         return inputs, previous_output
 
     def _input_projection(self, inputs, bias):

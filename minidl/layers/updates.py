@@ -48,7 +48,7 @@ class Update:
         if kind not in _KINDS:
             raise ValueError(f'update kind must be one of {_KINDS}, got {kind!r}')
         self.variable, self.kind = variable, kind
-        self.operand = Tensor._wrap(operand.data) if isinstance(operand, Tensor) else operand
+        self.operand = Tensor.wrap(operand.data) if isinstance(operand, Tensor) else operand
 
     @property
     def symbolic(self):

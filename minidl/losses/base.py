@@ -65,7 +65,7 @@ def _broadcastable_weights(sample_weight, losses):
             w not in (1, n) for w, n in zip(weights.shape, losses.shape)):
         raise ValueError(f'sample_weight of shape {sample_weight.shape} does not broadcast to '
                          f'the losses of shape {losses.shape}')
-    return Tensor._wrap(weights.astype(losses.dtype, copy=False))
+    return Tensor.wrap(weights.astype(losses.dtype, copy=False))
 
 
 class Loss:

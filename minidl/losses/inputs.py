@@ -56,7 +56,7 @@ def sparse_labels(name, y_true, y_pred):
     """
     labels = Tensor(y_true, dtype=np.int64, device=y_pred.device)
     if labels.shape == y_pred.shape[:-1] + (1,):
-        labels = Tensor._wrap(labels.data.reshape(y_pred.shape[:-1]))
+        labels = Tensor.wrap(labels.data.reshape(y_pred.shape[:-1]))
     if labels.shape != y_pred.shape[:-1]:
         raise ValueError(f'{name}: sparse labels need shape {y_pred.shape[:-1]} (or with a '
                          f'trailing 1) for y_pred of shape {y_pred.shape}, got y_true of shape '

@@ -17,7 +17,7 @@ from minidl.tensor import Tensor
 
 def _values(correct, y_pred):
     """Booleans (or fractions) as a Tensor of ``y_pred``'s floating dtype."""
-    return Tensor._wrap(correct.astype(y_pred.dtype))
+    return Tensor.wrap(correct.astype(y_pred.dtype))
 
 
 def accuracy(y_true, y_pred):
@@ -26,7 +26,7 @@ def accuracy(y_true, y_pred):
         y_pred = Tensor(y_pred)
     y_true = labels_like('accuracy', y_true, y_pred)
     correct = y_true.data == y_pred.data
-    return Tensor._wrap(correct.astype(y_pred.dtype if y_pred.dtype.kind == 'f' else 'float32'))
+    return Tensor.wrap(correct.astype(y_pred.dtype if y_pred.dtype.kind == 'f' else 'float32'))
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):

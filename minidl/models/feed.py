@@ -54,7 +54,7 @@ class Batch:
             data = array.data if isinstance(array, Tensor) else array
             if to_gpu:
                 return Tensor(data[indices], device=device)
-            return Tensor._wrap(data[indices]) if isinstance(array, Tensor) else data[indices]
+            return Tensor.wrap(data[indices]) if isinstance(array, Tensor) else data[indices]
         y = None if self.y is None else [pick(a) for a in self.y]
         weight = self.sample_weight
         if isinstance(weight, list):  # one entry per output with a loss

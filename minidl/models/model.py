@@ -169,6 +169,8 @@ class Model(Network):
             callbacks, add_history=True, add_progbar=verbose != 0, model=self,
             verbose=verbose, epochs=epochs, steps=feed.steps,
             do_validation=validation is not None, metrics=logged)
+        if isinstance(validation, ArrayFeed):  # Keras 2's callback.validation_data
+            callbacks.set_validation_data(validation.x, validation.y, validation.sample_weight)
         self._begin_strategy(every_call=True)
 
         def validate(epoch):

@@ -245,7 +245,7 @@ def _as_input_dtype(value, symbol, keep_integers):
         return value
     if kind != 'b' and keep_integers:
         return value
-    return Tensor._wrap(value.data.astype(symbol.dtype))
+    return Tensor.wrap(value.data.astype(symbol.dtype))
 
 
 def _sorted_nodes(inputs, outputs, model_name):

@@ -287,7 +287,7 @@ def _as_target(target):
         return target
     # Targets are data (Batch.take wraps arrays; they never require gradients), so the
     # column is a view of the array, not an operation recorded like the model's.
-    return Tensor._wrap(target.data.reshape(len(target), 1))
+    return Tensor.wrap(target.data.reshape(len(target), 1))
 
 
 def _is_temporal(mode):
@@ -314,7 +314,7 @@ def _masked(per_step, mask, output_name):
     if mean:
         weights = weights / per_step.xp.asarray(mean, per_step.dtype)
     weights = weights.reshape(weights.shape + (1,) * (per_step.ndim - weights.ndim))
-    return per_step * Tensor._wrap(weights)
+    return per_step * Tensor.wrap(weights)
 
 
 def output_mask_weights(output, sample_weight):
@@ -327,7 +327,7 @@ def output_mask_weights(output, sample_weight):
     if sample_weight is not None:
         given = sample_weight.data.astype(output.dtype)
         weights = weights * given.reshape(given.shape + (1,) * (weights.ndim - given.ndim))
-    return Tensor._wrap(weights)
+    return Tensor.wrap(weights)
 
 
 def _consumes_mask(loss):

@@ -165,8 +165,8 @@ def apply_step(optimizer, params, active, grads):
         grads: Their gradient arrays (the others get zeros).
     """
     given = dict(zip(active, grads))
-    tensors = [Tensor._wrap(given[index]) if index in given else
-               Tensor._wrap(param.xp.zeros(param.shape, param.dtype))
+    tensors = [Tensor.wrap(given[index]) if index in given else
+               Tensor.wrap(param.xp.zeros(param.shape, param.dtype))
                for index, param in enumerate(params)]
     run_updates(traced_updates(optimizer, params, StepLoss(params, tensors)))
     if not isinstance(optimizer.iterations, Tensor):
@@ -181,7 +181,7 @@ def build(optimizer, params):
     gradients, whose updates are not applied."""
     key = tuple(id(param) for param in params)
     if key not in optimizer._traces:
-        zeros = [Tensor._wrap(param.xp.zeros(param.shape, param.dtype)) for param in params]
+        zeros = [Tensor.wrap(param.xp.zeros(param.shape, param.dtype)) for param in params]
         traced_updates(optimizer, params, StepLoss(params, zeros))
     optimizer._params = params
 

@@ -105,7 +105,7 @@ class LossScaleOptimizer(Optimizer):
                 continue
             data = grad.data if isinstance(grad, Tensor) else grad
             data = data * data.dtype.type(factor)
-            unscaled.append(Tensor._wrap(data) if isinstance(grad, Tensor) else data)
+            unscaled.append(Tensor.wrap(data) if isinstance(grad, Tensor) else data)
         return unscaled
 
     def apply_gradients(self, params):
@@ -229,8 +229,8 @@ class LossScaleOptimizer(Optimizer):
 
     @property
     def weights(self):
-        return list(self._inner.weights) + [Tensor._wrap(np.array(self.loss_scale, np.float32)),
-                                            Tensor._wrap(np.array(self.good_steps, np.int64))]
+        return list(self._inner.weights) + [Tensor.wrap(np.array(self.loss_scale, np.float32)),
+                                            Tensor.wrap(np.array(self.good_steps, np.int64))]
 
     @weights.setter
     def weights(self, variables):

@@ -314,10 +314,10 @@ class Optimizer:
         """
         if self._keras_weights is not None:
             return self._keras_weights
-        state = [Tensor._wrap(np.array(self.iterations, dtype=np.int64))] + [
-            Tensor._wrap(np.array(getattr(self, name), dtype=np.float64))
+        state = [Tensor.wrap(np.array(self.iterations, dtype=np.int64))] + [
+            Tensor.wrap(np.array(getattr(self, name), dtype=np.float64))
             for name in self.state_names]
-        return state + [Tensor._wrap(array) for array in self._slot_arrays()]
+        return state + [Tensor.wrap(array) for array in self._slot_arrays()]
 
     @weights.setter
     def weights(self, variables):
@@ -437,7 +437,7 @@ class Optimizer:
                             f'it cannot differentiate {loss!r}')
         grads = [grad.data for grad in loss.gradients(params)]
         grads = clip_gradients(grads, self.clipvalue, self.clipnorm, self.global_clipnorm)
-        return [Tensor._wrap(grad) for grad in grads]
+        return [Tensor.wrap(grad) for grad in grads]
 
     def begin_step(self, step, lr):
         """Called once per update, before the ``update`` calls (advance shared state here)."""

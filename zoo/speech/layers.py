@@ -61,7 +61,7 @@ def _frame_mask(sequence, features, conv_layers):
 @recordable
 def frame_mask(sequence, features, conv_layers):
     """The mask of :class:`FrameMask` as a Tensor (recorded in a graph on symbolic tensors)."""
-    return Tensor._wrap(_frame_mask(sequence, features, conv_layers))
+    return Tensor.wrap(_frame_mask(sequence, features, conv_layers))
 
 
 class FrameMask(Layer):
@@ -93,7 +93,7 @@ class FrameMask(Layer):
         sequence, features = self._split(inputs)
         keep = _frame_mask(sequence, features, self.conv_layers).astype(sequence.dtype)
         keep = keep.reshape(keep.shape + (1,) * (sequence.ndim - 2))
-        return sequence * Tensor._wrap(keep)
+        return sequence * Tensor.wrap(keep)
 
     def compute_mask(self, inputs, mask=None):
         if not self.attach_mask:

@@ -40,10 +40,10 @@ def reference_code():
 def fallback(function, arrays, grads, cupy):
     """Forward and input gradients of the plain Function on CuPy arrays (cuDNN off)."""
     with reference_code():
-        inputs = [Tensor._wrap(a).requires_grad_() for a in arrays]
+        inputs = [Tensor.wrap(a).requires_grad_() for a in arrays]
         outputs = function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        total = sum(((y * g).sum() for y, g in zip(outputs, grads)), start=Tensor._wrap(
+        total = sum(((y * g).sum() for y, g in zip(outputs, grads)), start=Tensor.wrap(
             cupy.zeros((), arrays[0].dtype)))
         total.backward()
         return [y.data for y in outputs], [x.grad.data for x in inputs]
@@ -84,7 +84,7 @@ def test_conv2d_matches_the_fallback(cupy, channels_first, strides, pads, dilati
     x = normal(cupy, 4, 3, 9, 9) if channels_first else normal(cupy, 4, 9, 9, 3)
     kernel, bias = normal(cupy, 3, 3, 3, 8, seed=1), normal(cupy, 8, seed=2)
     params = dict(strides=strides, pads=pads, dilations=dilations, channels_first=channels_first)
-    y = Conv2D(**params)(Tensor._wrap(x), Tensor._wrap(kernel), Tensor._wrap(bias)).data
+    y = Conv2D(**params)(Tensor.wrap(x), Tensor.wrap(kernel), Tensor.wrap(bias)).data
     grad = normal(cupy, *y.shape, seed=3)
     reference = fallback(Conv2D(**params), [x, kernel, bias], [grad], cupy)
     assert_matches_and_repeats(lambda: accelerated_run(
@@ -110,7 +110,7 @@ def test_pooling_matches_the_fallback(cupy, kind, function, channels_first):
     x = normal(cupy, 2, 4, 9, 9)  # continuous values: no ties between window cells
     params = dict(window=(3, 3), strides=(2, 2), pads=((1, 1), (1, 1)),
                   channels_first=channels_first)
-    y = function(**params)(Tensor._wrap(x)).data
+    y = function(**params)(Tensor.wrap(x)).data
     grad = normal(cupy, *y.shape, seed=1)
     reference = fallback(function(**params), [x], [grad], cupy)
     assert_matches_and_repeats(lambda: accelerated_run(
@@ -130,7 +130,7 @@ def test_batch_norm_training_matches_the_fallback(cupy, shape, axis):
                                reference, cupy)
     plain = BatchNorm(axis, 1e-3)
     with reference_code():
-        plain(Tensor._wrap(x), Tensor._wrap(gamma), Tensor._wrap(beta))
+        plain(Tensor.wrap(x), Tensor.wrap(gamma), Tensor.wrap(beta))
     np.testing.assert_allclose(cupy.asnumpy(kernel.variance), cupy.asnumpy(plain.variance),
                                rtol=1e-4, atol=1e-6)
 
@@ -143,7 +143,7 @@ def test_batch_norm_inference_matches_the_fallback(cupy, shape):
     params = [normal(cupy, channels, seed=s) for s in (1, 2, 3)] + [
         cupy.abs(normal(cupy, channels, seed=4))]
     with reference_code():
-        want = BatchNormInference(-1, 1e-3)(*(Tensor._wrap(a) for a in [x] + params)).data
+        want = BatchNormInference(-1, 1e-3)(*(Tensor.wrap(a) for a in [x] + params)).data
     got = kernels.batch_norm(x.dtype, 'inference', x.shape, -1, epsilon=1e-3).forward(x, *params)
     np.testing.assert_allclose(cupy.asnumpy(got), cupy.asnumpy(want), rtol=1e-5, atol=1e-6)
 

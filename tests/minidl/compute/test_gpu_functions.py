@@ -30,16 +30,16 @@ def run(case, xp):
     for value in case.inputs:
         array = np.asarray(value)
         if array.dtype.kind == 'f':
-            inputs.append(Tensor._wrap(xp.asarray(array.astype(np.float32))).requires_grad_())
+            inputs.append(Tensor.wrap(xp.asarray(array.astype(np.float32))).requires_grad_())
         else:
-            inputs.append(Tensor._wrap(xp.asarray(array)))
+            inputs.append(Tensor.wrap(xp.asarray(array)))
     outputs = case.call(*inputs)
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     floating = [y for y in outputs if y.dtype.kind == 'f' and y.requires_grad]
     rng = np.random.default_rng(0)
     total = None
     for y in floating:
-        weight = Tensor._wrap(xp.asarray(rng.standard_normal(y.shape).astype(np.float32)))
+        weight = Tensor.wrap(xp.asarray(rng.standard_normal(y.shape).astype(np.float32)))
         term = (y * weight).sum()
         total = term if total is None else total + term
     if total is not None:
