@@ -3,6 +3,7 @@ tutorials/0N_....py <output directory>``, their quick mode), and as one process;
 prints and writes."""
 
 import hashlib
+import math
 import pathlib
 import re
 
@@ -209,3 +210,51 @@ def test_model_averaging_sends_less_at_the_same_accuracy(tmp_path):
     assert stdout.count('epoch 4/4: held-out accuracy') == 3  # progress, from rank 0 alone
     assert [path.name for path in tmp_path.iterdir()] == ['model_averaging.png']
     assert (tmp_path / 'model_averaging.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+# ----- lesson 8: many workers, many ways -----------------------------------------------
+
+LESSON_8 = LESSON_5.parent / '08_many_ways.py'
+WAYS = ['sync', 'sync + QSGD', 'sync + top-k', 'averaging, period 4', 'async, free',
+        'async, seeded', 'stale s=1, free', 'stale s=1, seeded']
+STEPS = 24  # ceil(1437 / 60) global batches per epoch
+MLP_VALUES = 64 * 128 + 128 + 128 * 10 + 10
+TOTALS = 8 * 4  # float64 loss sum and count, accuracy sum and count: summed at every step
+# Bytes a rank sends per step on 2 ranks (each rank's buffer crosses to the other once):
+# the float32 gradients, plus a float32 flag per weight and the part count summed exactly
+# beside compressed ones; QSGD(7 levels) a float32 norm per 512 values and 4 bits per
+# value, top-k an int32 index and a float32 value for each of ceil(0.01 * 9610) = 97
+# values. The parameter server answers each step with the float32 weights, its worker
+# sends the gradients and the float64 sums: the mean of the two. Averaging (period 4)
+# sends weights and momentum every 4th step (6 per epoch), the sums at every step.
+PER_EPOCH_BYTES = {
+    'sync': STEPS * (4 * (MLP_VALUES + 5) + TOTALS),
+    'sync + QSGD': STEPS * (4 * 5 + 4 * math.ceil(MLP_VALUES / 512) + MLP_VALUES // 2 + TOTALS),
+    'sync + top-k': STEPS * (4 * 5 + 8 * math.ceil(0.01 * MLP_VALUES) + TOTALS),
+    'averaging, period 4': 6 * 2 * 4 * MLP_VALUES + STEPS * TOTALS,
+    **{way: STEPS * (4 * MLP_VALUES + (4 * MLP_VALUES + TOTALS)) / 2 for way in WAYS[4:]},
+}
+
+
+def test_many_ways_print_their_traffic_and_promises_and_draw(tmp_path):
+    pytest.importorskip('sklearn')  # the digits set
+    pytest.importorskip('matplotlib')  # the figure
+    stdout = launch(LESSON_8, tmp_path, ranks=2, timeout=120, launcher=True).check().stdout
+    lines = re.findall(r'(?m)^ *([\w +,=-]+): held-out accuracy ([\d.]+), [\d.]+ s and ([\d.]+) '
+                       r'KiB per rank per epoch; one model on all ranks: (\w+); weights '
+                       r'([0-9a-f]{16}|differ), second run ([0-9a-f]{16}|differ)$', stdout)
+    assert [line[0] for line in lines] == WAYS, stdout
+    for way, accuracy, kib, one_model, digest, again in lines:
+        assert float(kib) == pytest.approx(PER_EPOCH_BYTES[way] / 1024, abs=0.05), way
+        assert one_model == 'True', way
+        # On 2 ranks every way replays: the synchronous ones always, the seeded ones by
+        # their seed, and the free ones because one worker leaves one order.
+        assert digest == again, way
+        # 3 epochs: measured 0.92-0.94 (top-k 0.88); chance is 0.1.
+        assert float(accuracy) > (0.7 if way == 'sync + top-k' else 0.85), way
+    # One worker: free and seeded, asynchronous and stale, are the same run.
+    assert len({line[4] for line in lines[4:]}) == 1
+    assert len({line[4] for line in lines[:4]}) == 4  # four other trainings
+    assert stdout.count('| sync + QSGD | ') == 1  # the table, from rank 0 alone
+    assert [path.name for path in tmp_path.iterdir()] == ['many_ways.png']
+    assert (tmp_path / 'many_ways.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
