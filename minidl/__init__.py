@@ -16,7 +16,7 @@ from minidl import data, datasets, layers, losses, metrics, optimizers, callback
 from minidl import backend, engine, preprocessing, utils
 from minidl import applications, wrappers
 from minidl import mixed_precision
-from minidl.compute import clear_session
+from minidl.naming import clear_session
 from minidl.layers import Input
 from minidl.models import Model, Sequential
 

@@ -37,7 +37,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 ROWS = [
-    ['config', 'registry'], ['compute'], ['tensor'], ['functions', 'gradcheck'], ['data'],
+    ['config', 'registry', 'naming', 'interrupts'], ['compute'], ['tensor'],
+    ['functions', 'gradcheck'], ['data'],
     ['initializers', 'activations', 'regularizers', 'constraints', 'datasets'],
     ['layers'], ['losses'], ['metrics', 'optimizers', 'callbacks'], ['saving', 'mixed_precision'],
     ['models'],

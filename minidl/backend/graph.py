@@ -19,7 +19,8 @@ import numpy as np
 from minidl.backend.phase import LearningPhase, learning_phase, reset_learning_phase
 from minidl.backend.tensor_gradients import tensor_gradients
 from minidl.layers.replay import evaluate
-from minidl.compute import clear_session as clear_names, to_numpy
+from minidl.compute import to_numpy
+from minidl.naming import clear_session as clear_names
 from minidl.layers.graph_recording import GraphNotRecorded, is_recording_graph, recording_graph
 from minidl.layers.runs import not_recording_losses, runs
 from minidl.layers.operation import has_symbolic, is_probing, record, recordable

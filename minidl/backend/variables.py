@@ -17,7 +17,8 @@ import numpy as np
 import minidl.functions as F
 from minidl.backend.config import floatx
 from minidl.backend.convert import as_tensor, data_of
-from minidl.compute import to_numpy, unique_name
+from minidl.compute import to_numpy
+from minidl.naming import unique_name
 from minidl.layers.input_layer import Input, InputLayer
 from minidl.layers.operation import recordable
 from minidl.layers.symbolic import SymbolicTensor

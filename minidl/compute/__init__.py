@@ -8,14 +8,13 @@ returned here, so the same code runs on both. Only ``compute`` (and its
 from minidl.compute.arrays import get_array_module, is_array, to_numpy
 from minidl.compute.device import Device, get_default_device, move, scope_of, set_default_device
 from minidl.compute.memory import keep_freed_memory
-from minidl.compute.names import clear_session, snake_case, unique_name
 from minidl.compute.random import Generator, default_generator, new_generator, set_seed
 from minidl.compute.segments import segment_sum
 
 keep_freed_memory()
 
 __all__ = [
-    'Device', 'Generator', 'clear_session', 'default_generator',
+    'Device', 'Generator', 'default_generator',
     'get_array_module', 'get_default_device', 'is_array', 'move', 'new_generator', 'scope_of',
-    'segment_sum', 'set_default_device', 'set_seed', 'snake_case', 'to_numpy', 'unique_name',
+    'segment_sum', 'set_default_device', 'set_seed', 'to_numpy',
 ]

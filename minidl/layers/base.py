@@ -23,7 +23,8 @@ import inspect
 import numpy as np
 
 from minidl import config, constraints, initializers, regularizers
-from minidl.compute import Generator, snake_case, to_numpy, unique_name
+from minidl.compute import Generator, to_numpy
+from minidl.naming import snake_case, unique_name
 from minidl.layers import weight_budget
 from minidl.layers.input_spec import check_input_specs
 from minidl.layers.layer_updates import UpdateMethods

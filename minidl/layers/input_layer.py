@@ -9,7 +9,7 @@ fed) or a Tensor (a constant input, such as a ``K.variable``).
 import numpy as np
 
 from minidl import config
-from minidl.compute import unique_name
+from minidl.naming import unique_name
 from minidl.layers.base import Layer
 from minidl.layers.symbolic import Node, SymbolicTensor
 from minidl.tensor import Tensor

@@ -23,7 +23,7 @@ import threading
 
 import numpy as np
 
-from minidl.compute import unique_name
+from minidl.naming import unique_name
 from minidl.layers import weight_budget
 from minidl.layers.base import Layer
 from minidl.layers.runs import not_recording_losses

@@ -9,7 +9,7 @@ in ``__call__``::
 """
 
 import minidl.functions as F
-from minidl.compute import snake_case
+from minidl.naming import snake_case
 from minidl.tensor import Tensor
 
 

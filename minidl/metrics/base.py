@@ -19,7 +19,8 @@ numbers per batch from the device to the host.
 import numpy as np
 
 from minidl import config
-from minidl.compute import get_array_module, is_array, snake_case, to_numpy
+from minidl.compute import get_array_module, is_array, to_numpy
+from minidl.naming import snake_case
 from minidl.tensor import Tensor, no_grad
 
 

@@ -24,7 +24,7 @@ from minidl.layers.nest import flatten
 from minidl.layers.updates import run_updates
 from minidl.models import collected_weights, intake
 from minidl.models.strategy import count_of
-from minidl.saving import interrupts
+from minidl import interrupts
 from minidl.tensor import no_grad
 
 

@@ -1,7 +1,8 @@
 """Model: a network of layers with Keras 2's compile / fit / evaluate / predict."""
 
 from minidl import callbacks as callbacks_module, optimizers, saving
-from minidl.compute import new_generator, unique_name
+from minidl.compute import new_generator
+from minidl.naming import unique_name
 from minidl.data import split_validation
 from minidl.layers.nest import flatten, unpack_single
 from minidl.models import (

@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from minidl.compute import unique_name
+from minidl.naming import unique_name
 from minidl.layers.base import Layer
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.nest import flatten

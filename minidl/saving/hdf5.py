@@ -5,7 +5,7 @@ fsync'ed and renamed over the target only once complete, so a crash or an
 error mid-save never leaves a damaged file where a good one was. Ctrl-C is
 held back from the creation of the temporary until after the rename (or the
 removal of the temporary) and raised right then
-(:mod:`minidl.saving.interrupts`). Reading turns every failure (not HDF5,
+(:mod:`minidl.interrupts`). Reading turns every failure (not HDF5,
 truncated, missing entries, wrong types) into a ValueError that names the
 file and the problem, chained to the cause.
 
@@ -28,7 +28,7 @@ import numpy as np
 from minidl.data.durable import take_lock as _lock
 from minidl.data.durable import new_temporary as _new_temporary
 from minidl.data.durable import remove_abandoned_temporaries, sync_directory
-from minidl.saving import interrupts
+from minidl import interrupts
 
 
 # HDF5 reads HDF5_USE_FILE_LOCKING once, when h5py loads it; these values

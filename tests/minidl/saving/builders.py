@@ -6,7 +6,8 @@ Each builder returns ``(model, x, y)``.
 import numpy as np
 
 from minidl import layers, losses, models, optimizers
-from minidl.compute import Generator, clear_session, set_seed
+from minidl.compute import Generator, set_seed
+from minidl.naming import clear_session
 
 
 def sequential_model(count=24):

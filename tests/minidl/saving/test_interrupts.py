@@ -17,7 +17,8 @@ import pytest
 
 from minidl import callbacks, layers, models
 from minidl.compute import set_seed
-from minidl.saving import interrupts, load_model, weights as weights_module
+from minidl import interrupts
+from minidl.saving import load_model, weights as weights_module
 from tests.minidl.saving.builders import assert_same_bits
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
