@@ -5,62 +5,14 @@ sequence, so both share one implementation.
 """
 
 from minidl import functions as F
-from minidl.layers.base import Layer
-from minidl.layers.conv import (
-    conv_output_length, check_positive_output, normalize_data_format, normalize_padding,
-    normalize_tuple)
-from minidl.layers.input_spec import InputSpec
+from minidl.layers.pooling_base import GlobalPooling, Pooling
+# Keras 2's keras.layers.pooling also holds the 3-D poolings.
+from minidl.layers.pooling3d import (  # noqa: F401
+    AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D,
+    GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
 
 
-class _Pooling(Layer):
-    """Windowed pooling of ``rank`` spatial axes; subclasses set ``rank`` and ``function``."""
-
-    rank = None
-    function = None
-
-    def __init__(self, pool_size, strides=None, padding='valid', data_format=None, **kwargs):
-        pool_size = normalize_tuple(pool_size, self.rank, 'pool_size')
-        strides = pool_size if strides is None else normalize_tuple(strides, self.rank, 'strides')
-        padding = normalize_padding(padding)
-        data_format = normalize_data_format(data_format)
-        super().__init__(**kwargs)
-        self.pool_size, self.strides = pool_size, strides
-        self.padding, self.data_format = padding, data_format
-        self.input_spec = InputSpec(ndim=self.rank + 2)
-
-    @property
-    def _channels_first(self):
-        return self.data_format == 'channels_first'
-
-    def compute_output_shape(self, input_shape):
-        spatial = input_shape[2:] if self._channels_first else input_shape[1:-1]
-        sizes = tuple(conv_output_length(size, window, self.padding, stride)
-                      for size, window, stride in zip(spatial, self.pool_size, self.strides))
-        channels = input_shape[1] if self._channels_first else input_shape[-1]
-        output_shape = (input_shape[0],) + (
-            (channels,) + sizes if self._channels_first else sizes + (channels,))
-        check_positive_output(self, input_shape, output_shape)
-        return output_shape
-
-    def call(self, inputs):
-        self.compute_output_shape(inputs.shape)  # an input too small is named here
-        if self.rank >= 2:
-            return self.function(inputs, self.pool_size, self.strides, self.padding,
-                                 self.data_format)
-        # A sequence is pooled as an image of height 1.
-        height_axis = 2 if self._channels_first else 1
-        outputs = self.function(F.expand_dims(inputs, height_axis), (1,) + self.pool_size,
-                                (1,) + self.strides, self.padding, self.data_format)
-        return F.squeeze(outputs, height_axis)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({'pool_size': self.pool_size, 'padding': self.padding,
-                       'strides': self.strides, 'data_format': self.data_format})
-        return config
-
-
-class MaxPooling1D(_Pooling):
+class MaxPooling1D(Pooling):
     """Max over windows of steps; input (batch, steps, features) or channels-first.
 
     Args:
@@ -79,7 +31,7 @@ class MaxPooling1D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class AveragePooling1D(_Pooling):
+class AveragePooling1D(Pooling):
     """Mean over windows of steps; padded cells are not counted. Arguments as MaxPooling1D."""
 
     rank = 1
@@ -90,7 +42,7 @@ class AveragePooling1D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class MaxPooling2D(_Pooling):
+class MaxPooling2D(Pooling):
     """Max over 2-D windows of an image.
 
     Args:
@@ -109,7 +61,7 @@ class MaxPooling2D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class AveragePooling2D(_Pooling):
+class AveragePooling2D(Pooling):
     """Mean over 2-D windows; padded cells are not counted. Arguments as MaxPooling2D."""
 
     rank = 2
@@ -120,35 +72,7 @@ class AveragePooling2D(_Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class _GlobalPooling(Layer):
-    """Reduction over every spatial axis; subclasses set ``rank`` and ``_pool``."""
-
-    rank = None
-
-    def __init__(self, data_format=None, keepdims=False, **kwargs):
-        data_format = normalize_data_format(data_format)
-        super().__init__(**kwargs)
-        self.data_format, self.keepdims = data_format, bool(keepdims)
-        self.input_spec = InputSpec(ndim=self.rank + 2)
-
-    @property
-    def _spatial_axes(self):
-        first = 2 if self.data_format == 'channels_first' else 1
-        return tuple(range(first, first + self.rank))
-
-    def compute_output_shape(self, input_shape):
-        axes = self._spatial_axes
-        if self.keepdims:
-            return tuple(1 if axis in axes else size for axis, size in enumerate(input_shape))
-        return tuple(size for axis, size in enumerate(input_shape) if axis not in axes)
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({'data_format': self.data_format, 'keepdims': self.keepdims})
-        return config
-
-
-class GlobalAveragePooling1D(_GlobalPooling):
+class GlobalAveragePooling1D(GlobalPooling):
     """Mean over the steps: (batch, steps, features) -> (batch, features).
 
     Args:
@@ -173,7 +97,7 @@ class GlobalAveragePooling1D(_GlobalPooling):
         return None
 
 
-class GlobalMaxPooling1D(_GlobalPooling):
+class GlobalMaxPooling1D(GlobalPooling):
     """Max over the steps. Arguments as GlobalAveragePooling1D."""
 
     rank = 1
@@ -185,7 +109,7 @@ class GlobalMaxPooling1D(_GlobalPooling):
         return F.max(inputs, axis=self._spatial_axes, keepdims=self.keepdims)
 
 
-class GlobalAveragePooling2D(_GlobalPooling):
+class GlobalAveragePooling2D(GlobalPooling):
     """Mean over rows and columns: (batch, rows, cols, channels) -> (batch, channels).
 
     Args:
@@ -199,23 +123,10 @@ class GlobalAveragePooling2D(_GlobalPooling):
         return F.global_avg_pool2d(inputs, self.data_format, self.keepdims)
 
 
-class GlobalMaxPooling2D(_GlobalPooling):
+class GlobalMaxPooling2D(GlobalPooling):
     """Max over rows and columns. Arguments as GlobalAveragePooling2D."""
 
     rank = 2
 
     def call(self, inputs):
         return F.global_max_pool2d(inputs, self.data_format, self.keepdims)
-
-
-_POOLING_3D = ('AveragePooling3D', 'AvgPool3D', 'GlobalAveragePooling3D', 'GlobalAvgPool3D',
-               'GlobalMaxPool3D', 'GlobalMaxPooling3D', 'MaxPool3D', 'MaxPooling3D')
-
-
-def __getattr__(name):
-    # Keras 2's keras.layers.pooling also holds the 3-D poolings; here they live in
-    # pooling3d, which imports this module, so they are found when asked for.
-    if name in _POOLING_3D:
-        from minidl.layers import pooling3d
-        return getattr(pooling3d, name)
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
