@@ -51,6 +51,8 @@ INVENTORY = [
           'test_readme.py: run as typed, plain install'),
     Entry('function', 'python', 'class Cube(minidl.Function):', (),
           "test_readme.py: run as typed in the tensor block's namespace (its imports)"),
+    Entry('mixed', 'python', 'from minidl import mixed_precision', (),
+          'test_readme.py: run as typed, plain install'),
     Entry('install-dist', 'bash', "pip install -e '.[dist,data]'", ('dist', 'data'),
           'test_readme_shell.py: `pip install --dry-run` of the same requirement'),
     Entry('train.py', 'py', '# train.py', ('dist', 'data'),

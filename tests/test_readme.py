@@ -35,13 +35,17 @@ def test_the_blocks_a_plain_install_runs(tmp_path):
     """The Keras, Tensor API and speech examples with numpy, h5py, tqdm and threadpoolctl
     alone: the README names no extra for them (the speech one reads the utterances that
     ship with the package)."""
-    assert all(BY_NAME[name].extras == () for name in ('keras', 'tensor', 'function', 'speech'))
+    assert all(BY_NAME[name].extras == ()
+               for name in ('keras', 'tensor', 'function', 'mixed', 'speech'))
     output = run_python_blocks([
         ('keras', block('keras').source(), None,
          "assert set(history.history) == {'loss', 'accuracy', 'val_loss', 'val_accuracy'}\n"
          'assert two_inputs.count_params() == 20 * 8 + 8 + 5 * 8 + 8 + 16 + 1'),
         ('tensor', block('tensor').source(), None, 'assert kernel.grad is not None'),
         ('function', block('function').source(), 'tensor', ''),
+        ('mixed', block('mixed').source(), None,
+         "assert str(model.layers[0].kernel.dtype) == 'float32'\n"
+         "assert model.layers[0](x[:2].astype('float32')).dtype == 'float16'"),
         ('speech', block('speech').source(), None, 'assert 0 <= speech.cer(held_out.'
          'transcripts, texts) < 0.1'),
     ], tmp_path)
