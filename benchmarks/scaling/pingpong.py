@@ -9,9 +9,8 @@ The two ranks exchange float32 buffers with ``Sendrecv``, both sending at
 once, as every step of minidl_dist's allreduce does, from 8 bytes to
 16 MiB; each size's time is the lower quartile over repeats (the least disturbed
 by other work on the machine) of the slower rank.
-A least-squares line ``t(n) = alpha + beta n``, weighted by 1 / t so that
-small and large messages count alike, gives alpha (s per message) and beta
-(s per byte). Rank 0 also times ``numpy.add`` in place on 4 MiB of float32
+The line ``t(n) = alpha + beta n`` (:func:`fit_line`) gives alpha
+(s per message) and beta (s per byte). Rank 0 also times ``numpy.add`` in place on 4 MiB of float32
 (gamma, s per byte added: the allreduce's local work) and a copy (the
 packing of gradients). Rank 0 prints one JSON line.
 """
@@ -41,12 +40,20 @@ def exchange_seconds(comm, nbytes, repeats):
     return comm.allreduce(float(np.percentile(times, 25)), op=MPI.MAX)
 
 
-def fit_line(sizes, seconds):
-    """``(alpha, beta)`` of ``t = alpha + beta n``, least squares on relative error."""
+def fit_line(sizes, seconds, large=1 << 20):
+    """``(alpha, beta)`` of ``t = alpha + beta n`` (Hockney's fit).
+
+    alpha is the smallest message's time; beta the least-squares slope of
+    ``t - alpha`` over the messages of at least ``large`` bytes, which carry
+    the allreduce's buckets. (A line through all sizes at once lets the
+    many small messages set beta: between the fake hosts that halved the
+    time of a 4 MiB message.)
+    """
     sizes, seconds = np.asarray(sizes, float), np.asarray(seconds, float)
-    design = np.stack([np.ones_like(sizes), sizes], axis=1) / seconds[:, None]
-    (alpha, beta), *_ = np.linalg.lstsq(design, np.ones_like(sizes), rcond=None)
-    return float(alpha), float(beta)
+    alpha = float(seconds[np.argmin(sizes)])
+    chosen = sizes >= large
+    beta = float(np.sum((seconds[chosen] - alpha) * sizes[chosen]) / np.sum(sizes[chosen] ** 2))
+    return alpha, beta
 
 
 def local_rates(repeats=20):

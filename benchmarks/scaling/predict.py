@@ -1,6 +1,7 @@
 """Predictions of the scaling model, checked against the sweep's measurements, and a plot.
 
-``python -m benchmarks.scaling.predict measured.jsonl [more.jsonl ...] --plot scaling.png``
+``python -m benchmarks.scaling.predict benchmarks/scaling/data/measured-2026-11-27.jsonl
+--plot docs/scaling.png`` (the sweep's JSON lines; several files may be given)
 prints Markdown tables: the fitted links and compute, each measured case
 of :mod:`benchmarks.scaling.sweep` beside its prediction with the relative
 error, and the predicted weak scaling from 1 to 1,024 workers
@@ -13,8 +14,11 @@ import argparse
 import json
 from collections import defaultdict
 
+import numpy as np
+
 import minidl
 from benchmarks.scaling import workloads
+from benchmarks.scaling.pingpong import fit_line
 from benchmarks.scaling.model import Link, Machine
 from benchmarks.scaling.schemes import SCHEMES
 
@@ -40,18 +44,29 @@ def load(paths):
 
 
 def fitted_links(links):
-    """The ping-pong with the smallest alpha + 1 MiB beta per link, and the local rates."""
-    best = {label: min(rows, key=lambda r: r['alpha_s'] + r['beta_s_per_byte'] * 2 ** 20)
-            for label, rows in links.items()}
-    local, network = best['shm'], best['tcp']
-    return (Link(local['alpha_s'], local['beta_s_per_byte']),
-            Link(network['alpha_s'], network['beta_s_per_byte']),
-            local['gamma_s_per_byte'], local['copy_s_per_byte'])
+    """Shared memory's and TCP's :class:`Link`, and the add and copy rates.
+
+    Each message size's time is its least over the runs (the least
+    disturbed by other work), and :func:`~benchmarks.scaling.pingpong.fit_line`
+    draws the line through them.
+    """
+    fitted = []
+    for label in ('shm', 'tcp'):
+        rows = links[label]
+        least = np.min([row['seconds'] for row in rows], axis=0)
+        fitted.append(Link(*fit_line(rows[0]['sizes'], least)))
+    rows = links['shm'] + links['tcp']
+    return (*fitted, min(row['gamma_s_per_byte'] for row in rows),
+            min(row['copy_s_per_byte'] for row in rows))
 
 
 def compute_fit(runs, name):
-    """``fixed_s`` and ``per_sample_s`` from the plain one-thread runs at two batch sizes."""
-    plain = sorted((batch, min(row['step_s'] for row in rows))
+    """``fixed_s`` and ``per_sample_s`` from the plain one-core runs at two batch sizes.
+
+    The CPU time per step (the least of the runs) is the work itself, which
+    other processes on the machine slow down less than the wall time.
+    """
+    plain = sorted((batch, min(row['cpu_s'] for row in rows))
                    for (model, scheme, _, _, batch), rows in runs.items()
                    if model == name and scheme == 'plain')
     (small, t_small), (large, t_large) = plain[0], plain[-1]
@@ -65,19 +80,25 @@ def describe_all(names):
     return {name: workloads.describe(name, workloads.build(name)) for name in names}
 
 
-def machine_for(ranks, hosts, links):
-    """The measuring machine: ``hosts`` fake hosts over one machine's 2 cores."""
+def machine_for(ranks, hosts, links, foreign_pct=0.0):
+    """The measuring machine: ``hosts`` fake hosts over one machine's 2 cores.
+
+    The ranks share the cores that other processes left them in the run
+    (``foreign_pct`` of the machine's CPU time went to those): with
+    ``foreign_pct=0``, the idle machine.
+    """
     local, network, gamma, copy = links
+    cores = CORES * max(0.05, 1 - foreign_pct / 100)
     return Machine(local, network, gamma, copy, per_host=ranks // hosts,
-                   oversubscription=max(1.0, ranks / CORES))
+                   oversubscription=max(1.0, ranks / cores))
 
 
 def comparison(runs, models, links):
-    """Markdown rows: measured against predicted, per case."""
-    lines = ['| model | scheme | ranks | hosts | global batch | measured s (runs: min-max) '
-             '| predicted s | error | measured MiB / step | predicted MiB | error '
-             '| foreign cpu % |',
-             '|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|']
+    """Markdown rows: measured against predicted, per case, and the errors."""
+    lines = ['| model | scheme | ranks x hosts | global batch | measured s (runs: min-max) '
+             '| foreign cpu % | predicted s, idle | predicted s, load | error | '
+             'measured MiB / step | predicted MiB | error |',
+             '|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|']
     for key in sorted(runs, key=lambda k: (k[0], k[2], k[3], k[1])):
         name, scheme, ranks, hosts, batch = key
         if scheme == 'plain' and batch != max(k[4] for k in runs if k[0] == name):
@@ -85,26 +106,31 @@ def comparison(runs, models, links):
         rows = runs[key]
         best = min(rows, key=lambda row: row['step_s'])
         function = SCHEMES['dp' if scheme == 'plain' else scheme]
-        seconds, sent = function(models[name], ranks, batch, machine_for(ranks, hosts, links))
-        spread = f"{best['step_s']:.3f} ({len(rows)}: " \
-                 f"{min(r['step_s'] for r in rows):.2f}-{max(r['step_s'] for r in rows):.2f})"
+        idle, sent = function(models[name], ranks, batch, machine_for(ranks, hosts, links))
+        loaded, _ = function(models[name], ranks, batch,
+                             machine_for(ranks, hosts, links, best['foreign_cpu_pct']))
+        times = [row['step_s'] for row in rows]
         measured_bytes = best['bytes_per_step']
         byte_error = f'{sent / measured_bytes - 1:+.2%}' if measured_bytes else '-'
-        lines.append(f"| {name} | {scheme} | {ranks} | {hosts} | {batch} | {spread} | "
-                     f"{seconds:.3f} | {seconds / best['step_s'] - 1:+.0%} | "
-                     f"{measured_bytes / 2 ** 20:.2f} | {sent / 2 ** 20:.2f} | {byte_error} | "
-                     f"{best['foreign_cpu_pct']} |")
+        lines.append(f"| {name} | {scheme} | {ranks} x {hosts} | {batch} | "
+                     f"{best['step_s']:.3f} ({len(rows)}: {min(times):.2f}-{max(times):.2f}) | "
+                     f"{best['foreign_cpu_pct']:.0f} | {idle:.3f} | {loaded:.3f} | "
+                     f"{loaded / best['step_s'] - 1:+.0%} | {measured_bytes / 2 ** 20:.2f} | "
+                     f"{sent / 2 ** 20:.2f} | {byte_error} |")
     return lines
 
 
-def weak_scaling(models, links):
+def weak_scaling(models, links, speedup=1.0):
     """{(model, scheme): [(workers, efficiency, seconds, bytes)]}: each worker a core,
     ``PER_HOST`` to a host, ``LOCAL_BATCH`` samples each; efficiency is one worker's
-    step time over ``p`` workers' (1 is perfect)."""
+    step time over ``p`` workers' (1 is perfect). ``speedup`` divides the compute
+    time (a what-if: faster workers on the same links)."""
     local, network, gamma, copy = links
     machine = Machine(local, network, gamma, copy, per_host=PER_HOST)
     result = {}
-    for name, workload in models.items():
+    for name, measured in models.items():
+        workload = {**measured, 'fixed_s': measured['fixed_s'] / speedup,
+                    'per_sample_s': measured['per_sample_s'] / speedup}
         single = SCHEMES['dp'](workload, 1, LOCAL_BATCH[name], machine)[0]
         for scheme, function in SCHEMES.items():
             result[name, scheme] = [
@@ -113,29 +139,34 @@ def weak_scaling(models, links):
     return result
 
 
-def plot(curves, path):
-    """Predicted efficiency against workers, a panel per model, a line per scheme."""
+def plot(rows, path):
+    """Predicted efficiency against workers: a row per what-if ``(title, curves)``, a panel
+    per model, a line per scheme."""
     import matplotlib
     matplotlib.use('Agg')
     from matplotlib import pyplot
-    names = list(dict.fromkeys(name for name, _ in curves))
-    figure, axes = pyplot.subplots(1, len(names), figsize=(3.2 * len(names), 2.9), sharey=True)
+    names = list(dict.fromkeys(name for name, _ in rows[0][1]))
+    figure, axes = pyplot.subplots(len(rows), len(names), figsize=(3.2 * len(names),
+                                   2.6 * len(rows)), sharex=True, sharey=True, squeeze=False)
     labels = {'dp': 'data-parallel', 'hybrid': 'hybrid', 'average': 'model averaging (k=4)'}
-    for axis, name in zip(axes, names):
-        for scheme, label in labels.items():
-            points = curves[name, scheme]
-            axis.plot([p for p, *_ in points], [e for _, e, *_ in points], marker='.',
-                      label=label)
-        axis.set_xscale('log', base=2)
-        axis.set_ylim(0, 1.05)
-        axis.set_title(f'{name}, {LOCAL_BATCH[name]} samples / worker', fontsize=9)
-        axis.set_xlabel('workers', fontsize=8)
-        axis.tick_params(labelsize=7)
-        axis.grid(alpha=0.3)
-    axes[0].set_ylabel('predicted efficiency', fontsize=8)
-    axes[0].legend(fontsize=7)
+    for row, (title, curves) in zip(axes, rows):
+        for axis, name in zip(row, names):
+            for scheme, label in labels.items():
+                points = curves[name, scheme]
+                axis.plot([p for p, *_ in points], [e for _, e, *_ in points], marker='.',
+                          label=label)
+            axis.set_xscale('log', base=2)
+            axis.set_ylim(0, 1.05)
+            axis.set_title(f'{name}, {LOCAL_BATCH[name]} samples / worker\n{title}',
+                           fontsize=8)
+            axis.tick_params(labelsize=7)
+            axis.grid(alpha=0.3)
+        row[0].set_ylabel('predicted efficiency', fontsize=8)
+    for axis in axes[-1]:
+        axis.set_xlabel('workers (2 a host)', fontsize=8)
+    axes[0][0].legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
+    figure.savefig(path, dpi=80)
 
 
 def scaling_table(curves, shown=(2, 8, 64, 1024)):
@@ -154,6 +185,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('measured', nargs='+', help="the sweep's JSON-lines files")
     parser.add_argument('--plot', help='where to write the efficiency plot (PNG)')
+    parser.add_argument('--speedup', type=float, default=100.0,
+                        help='the what-if: compute this many times faster, same links')
     args = parser.parse_args(argv)
     links, runs = load(args.measured)
     fitted = fitted_links(links)
@@ -174,9 +207,12 @@ def main(argv=None):
               f"per sample")
     print('\n'.join(['', *comparison(runs, models, fitted), '']))
     curves = weak_scaling(models, fitted)
-    print('\n'.join(scaling_table(curves)))
+    faster = weak_scaling(models, fitted, args.speedup)
+    print('\n'.join(['Measured compute:', '', *scaling_table(curves), '',
+                     f'Compute {args.speedup:g}x faster:', '', *scaling_table(faster)]))
     if args.plot:
-        plot(curves, args.plot)
+        plot([('compute as measured', curves),
+              (f'compute {args.speedup:g}x faster (what-if)', faster)], args.plot)
 
 
 if __name__ == '__main__':

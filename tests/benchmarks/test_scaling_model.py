@@ -115,3 +115,13 @@ def test_one_worker_has_no_communication_and_efficiency_falls_with_workers():
     assert average_sent - totals == pytest.approx(
         scaling.allreduce_bytes(2 * WORKLOAD['params'] + WORKLOAD['states'], 4, 8) / 4)
     assert average_sent < dp_sent
+
+
+def test_ping_pong_fit_takes_latency_from_small_and_bandwidth_from_large_messages():
+    from benchmarks.scaling.pingpong import fit_line
+    sizes = [8, 1024, 1 << 20, 4 << 20, 16 << 20]
+    # Small messages slower than the large ones' line predicts (as between the fake hosts).
+    seconds = [1e-5, 5e-5, 1e-5 + (1 << 20) * 1e-9, 1e-5 + (4 << 20) * 1e-9,
+               1e-5 + (16 << 20) * 1e-9]
+    alpha, beta = fit_line(sizes, seconds)
+    assert alpha == pytest.approx(1e-5) and beta == pytest.approx(1e-9)
