@@ -1,18 +1,18 @@
-"""Pooling layers (Keras 2): windowed max/average pooling and global pooling, 1-D and 2-D.
+"""_Pooling layers (Keras 2): windowed max/average pooling and global pooling, 1-D and 2-D.
 
 The 1-D windowed pools run the 2-D functions on a height-1 view of the
 sequence, so both share one implementation.
 """
 
 from minidl import functions as F
-from minidl.layers.pooling_base import GlobalPooling, Pooling
+from minidl.layers.pooling_base import _GlobalPooling, _Pooling
 # Keras 2's keras.layers.pooling also holds the 3-D poolings.
 from minidl.layers.pooling3d import (  # noqa: F401
     AveragePooling3D, AvgPool3D, GlobalAveragePooling3D, GlobalAvgPool3D, GlobalMaxPool3D,
     GlobalMaxPooling3D, MaxPool3D, MaxPooling3D)
 
 
-class MaxPooling1D(Pooling):
+class MaxPooling1D(_Pooling):
     """Max over windows of steps; input (batch, steps, features) or channels-first.
 
     Args:
@@ -31,7 +31,7 @@ class MaxPooling1D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class AveragePooling1D(Pooling):
+class AveragePooling1D(_Pooling):
     """Mean over windows of steps; padded cells are not counted. Arguments as MaxPooling1D."""
 
     rank = 1
@@ -42,7 +42,7 @@ class AveragePooling1D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class MaxPooling2D(Pooling):
+class MaxPooling2D(_Pooling):
     """Max over 2-D windows of an image.
 
     Args:
@@ -61,7 +61,7 @@ class MaxPooling2D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class AveragePooling2D(Pooling):
+class AveragePooling2D(_Pooling):
     """Mean over 2-D windows; padded cells are not counted. Arguments as MaxPooling2D."""
 
     rank = 2
@@ -72,7 +72,7 @@ class AveragePooling2D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class GlobalAveragePooling1D(GlobalPooling):
+class GlobalAveragePooling1D(_GlobalPooling):
     """Mean over the steps: (batch, steps, features) -> (batch, features).
 
     Args:
@@ -97,7 +97,7 @@ class GlobalAveragePooling1D(GlobalPooling):
         return None
 
 
-class GlobalMaxPooling1D(GlobalPooling):
+class GlobalMaxPooling1D(_GlobalPooling):
     """Max over the steps. Arguments as GlobalAveragePooling1D."""
 
     rank = 1
@@ -109,7 +109,7 @@ class GlobalMaxPooling1D(GlobalPooling):
         return F.max(inputs, axis=self._spatial_axes, keepdims=self.keepdims)
 
 
-class GlobalAveragePooling2D(GlobalPooling):
+class GlobalAveragePooling2D(_GlobalPooling):
     """Mean over rows and columns: (batch, rows, cols, channels) -> (batch, channels).
 
     Args:
@@ -123,7 +123,7 @@ class GlobalAveragePooling2D(GlobalPooling):
         return F.global_avg_pool2d(inputs, self.data_format, self.keepdims)
 
 
-class GlobalMaxPooling2D(GlobalPooling):
+class GlobalMaxPooling2D(_GlobalPooling):
     """Max over rows and columns. Arguments as GlobalAveragePooling2D."""
 
     rank = 2

@@ -6,10 +6,10 @@ the three spatial axes with ``max`` / ``mean``.
 """
 
 from minidl import functions as F
-from minidl.layers.pooling_base import GlobalPooling, Pooling
+from minidl.layers.pooling_base import _GlobalPooling, _Pooling
 
 
-class MaxPooling3D(Pooling):
+class MaxPooling3D(_Pooling):
     """Max over 3-D windows of a volume.
 
     Args:
@@ -28,7 +28,7 @@ class MaxPooling3D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class AveragePooling3D(Pooling):
+class AveragePooling3D(_Pooling):
     """Mean over 3-D windows; padded cells are not counted. Arguments as MaxPooling3D."""
 
     rank = 3
@@ -39,7 +39,7 @@ class AveragePooling3D(Pooling):
         super().__init__(pool_size, strides, padding, data_format, **kwargs)
 
 
-class GlobalAveragePooling3D(GlobalPooling):
+class GlobalAveragePooling3D(_GlobalPooling):
     """Mean over depth, rows and columns: (batch, d, r, c, channels) -> (batch, channels).
 
     Args:
@@ -53,7 +53,7 @@ class GlobalAveragePooling3D(GlobalPooling):
         return F.mean(inputs, axis=self._spatial_axes, keepdims=self.keepdims)
 
 
-class GlobalMaxPooling3D(GlobalPooling):
+class GlobalMaxPooling3D(_GlobalPooling):
     """Max over depth, rows and columns. Arguments as GlobalAveragePooling3D."""
 
     rank = 3

@@ -1,7 +1,7 @@
 """The two shapes of pooling layer that the 1-D, 2-D and 3-D ones specialise.
 
-:class:`Pooling` slides a window over ``rank`` spatial axes (a subclass sets
-``rank`` and ``function``); :class:`GlobalPooling` reduces every spatial
+:class:`_Pooling` slides a window over ``rank`` spatial axes (a subclass sets
+``rank`` and ``function``); :class:`_GlobalPooling` reduces every spatial
 axis (a subclass sets ``rank`` and ``call``).
 """
 
@@ -13,7 +13,7 @@ from minidl.layers.conv import (
 from minidl.layers.input_spec import InputSpec
 
 
-class Pooling(Layer):
+class _Pooling(Layer):
     """Windowed pooling of ``rank`` spatial axes; subclasses set ``rank`` and ``function``."""
 
     rank = None
@@ -61,7 +61,7 @@ class Pooling(Layer):
         return config
 
 
-class GlobalPooling(Layer):
+class _GlobalPooling(Layer):
     """Reduction over every spatial axis; subclasses set ``rank`` and ``_pool``."""
 
     rank = None
