@@ -24,7 +24,7 @@ from minidl.layers.nest import flatten
 from minidl.layers.updates import run_updates
 from minidl.models import collected_weights, intake
 from minidl.models.strategy import count_of
-from minidl import interrupts
+from minidl import config, interrupts
 from minidl.tensor import no_grad
 
 
@@ -110,9 +110,16 @@ def run_epochs(model, feed, epochs, initial_epoch, callbacks, validate):
     A Ctrl-C ends it with KeyboardInterrupt at the latest after the batch (or
     epoch end) it came in, even where h5py's finalizers swallowed it.
     """
-    with interrupts.kept() as raise_if_interrupted:
-        return _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate,
-                           raise_if_interrupted)
+    # A Ctrl-C that lands just as a ``with no_grad()`` block ends (Python looks for
+    # signals on entering its __exit__) leaves this thread's recording off; the
+    # next fit would then compute no gradient. The switch is put back on leaving.
+    recording = config.per_thread.grad_enabled
+    try:
+        with interrupts.kept() as raise_if_interrupted:
+            return _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate,
+                               raise_if_interrupted)
+    finally:
+        config.per_thread.grad_enabled = recording
 
 
 def _run_epochs(model, feed, epochs, initial_epoch, callbacks, validate, raise_if_interrupted):
