@@ -53,7 +53,8 @@ IMAGE_ENTRIES = [entry for entry in registry.entries() if entry.accuracy is not 
 
 def test_every_registered_file_ships_with_its_hash():
     assert {(entry.family, entry.name) for entry in registry.entries()} == \
-        {('resnet20', 'glyphs'), ('alexnet_small', 'glyphs'), ('deepspeech2', 'espeak')}
+        {('resnet20', 'glyphs'), ('alexnet_small', 'glyphs'), ('deepspeech2', 'espeak'),
+         ('deepspeech2', 'open')}
     documented = {'resnet20': zoo.resnet_cifar.__doc__, 'alexnet_small': zoo.AlexNet.__doc__}
     for entry in IMAGE_ENTRIES:
         assert sha256(registry.WEIGHTS_DIR / entry.file_name) == entry.sha256

@@ -149,3 +149,29 @@ def load(paths):
         transcripts=[t for part in parts for t in part.transcripts],
         voices=[v for part in parts for v in part.voices],
         durations=np.concatenate([part.durations for part in parts]))
+
+
+SAMPLE_COUNT = 150
+SAMPLE_PATH = os.path.join(corpus.SAMPLE_DIRECTORY, 'open-sample-test.npz')
+
+
+def load_sample():
+    """The shipped sample of the test split: its first :data:`SAMPLE_COUNT` utterances
+    (seed 0, held-out voices saying held-out words), as a :class:`corpus.Corpus`."""
+    return corpus.load(SAMPLE_PATH)
+
+
+def write_sample(path=SAMPLE_PATH, seed=0):
+    """Write :func:`load_sample`'s file from the test split (generated, or found cached),
+    with float16 mantissas cut to 8 bits as :func:`corpus.write_sample` cuts them."""
+    test = generate('test', SHARD, seed)[0]
+    with np.load(test, allow_pickle=False) as arrays:
+        arrays = {name: arrays[name] for name in arrays.files}
+    end = int(arrays['offsets'][SAMPLE_COUNT])
+    sample = {'features': corpus._shorten_mantissas(arrays['features'][:end]),
+              'offsets': arrays['offsets'][:SAMPLE_COUNT + 1],
+              'transcripts': arrays['transcripts'][:SAMPLE_COUNT],
+              'voices': arrays['voices'][:SAMPLE_COUNT],
+              'durations': arrays['durations'][:SAMPLE_COUNT]}
+    corpus._save(path, sample)
+    return path

@@ -3,35 +3,34 @@
 :func:`zoo.speech.transcribe` on a WAV file runs :func:`model` and decodes
 with :data:`DECODER` and :func:`language_model`: the beam search and
 character language model behind the README's and the registry's
-``cer_with_lm``. Both are built once per process (the weights are fetched
-and hash-checked, the language model counted from its texts in about a
-second) and reused.
+``cer_with_lm``. The model is DeepSpeech2's ``'open'`` weights, trained on
+an open vocabulary (:mod:`zoo.training.speech_open`); its language model
+ships beside the weights. Both are fetched, hash-checked and built once per
+process, and reused.
 """
 
 import functools
+import gzip
 
+from zoo import registry
 from zoo.speech.language_model import CharNgramModel
-from zoo.speech.texts import lm_texts
 
-WEIGHTS = 'espeak'
+FAMILY, WEIGHTS = 'deepspeech2', 'open'
 # CTC prefix beam search with the language model weighted by alpha and a
 # bonus beta per word (Deep Speech 2's decoding); prune skips characters
 # below that probability in a frame, which changes nothing measurable and
 # makes decoding several times faster.
 DECODER = {'beam_width': 16, 'alpha': 0.5, 'beta': 1.0, 'prune': 1e-3}
-LM_ORDER = 5
-LM_TEXTS = 20000
-LM_SEED = 1
 
 
 @functools.lru_cache(maxsize=None)
 def language_model():
-    """The character 5-gram of the registered error rates with a language model.
-
-    Counted on sentences drawn from the corpus's text generators (seed
-    :data:`LM_SEED`, a stream no split's transcripts use).
-    """
-    return CharNgramModel.train(lm_texts(LM_TEXTS, seed=LM_SEED), order=LM_ORDER)
+    """The character 5-gram of the registered model's error rates with a language model:
+    the gzipped JSON registered beside its weights (counted by the recipe on
+    training texts only)."""
+    entry = registry.lookup(FAMILY, WEIGHTS)
+    with gzip.open(entry.fetch_language_model(), 'rt', encoding='utf-8') as file:
+        return CharNgramModel.from_json(file.read())
 
 
 @functools.lru_cache(maxsize=None)
