@@ -38,8 +38,7 @@ import numbers
 
 import numpy as np
 
-from minidl import Tensor, optimizers
-from minidl.compute import get_array_module
+from minidl import optimizers
 from minidl.models import collected_weights
 from minidl.models.strategy import count_of
 from minidl.tensor import no_grad
@@ -47,10 +46,10 @@ from minidl_dist import comm, data, model_parts, traffic
 from minidl_dist.allreduce import Reducer
 from minidl_dist.comm import from_host, to_host
 from minidl_dist.failfast import doing
+from minidl_dist.local_step import train_alone
 from minidl_dist.model_sync import broadcast_arrays
 from minidl_dist.param_server import GRADIENT, WEIGHTS, Layout, Server, wait
 from minidl_dist.strategy import DataParallel
-from minidl_dist.sync_batch_norm import local_statistics
 from minidl_dist.watchdog import waiting
 
 
@@ -171,15 +170,8 @@ class AsyncTraining(DataParallel):
                                         len(model.objectives.totals()))
             return
         worker = self.rank - 1
-        start, stop = data.block_bounds(count_of(indices), self.workers)[worker]
-        self._streams.begin_step(model.optimizer.iterations)
-        if stop == start:  # a batch smaller than the number of workers: a zero gradient
-            for param in collected_weights.training_weights(model):
-                param.grad = Tensor(get_array_module(param.data).zeros_like(param.data))
-            return
-        with doing(f'training step {self._steps} on samples {start}:{stop} of the global '
-                   f'batch'), self._streams.part(worker), local_statistics():
-            step(data.select(indices, start, stop))
+        bounds = data.block_bounds(count_of(indices), self.workers)[worker]
+        train_alone(model, self._streams, step, indices, worker, bounds, self._steps)
 
     def reduce_gradients(self, params):
         """The server takes the step's N-1 gradients; a worker sends its gradient."""

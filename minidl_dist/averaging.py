@@ -39,14 +39,13 @@ import numbers
 import numpy as np
 
 from minidl import Tensor, optimizers
-from minidl.compute import get_array_module
 from minidl.models.strategy import count_of
-from minidl_dist import comm, data, model_parts
+from minidl_dist import comm, model_parts
 from minidl_dist.allreduce import BUCKET_BYTES, Reducer
 from minidl_dist.comm import from_host, to_host
 from minidl_dist.failfast import doing
+from minidl_dist.local_step import train_alone
 from minidl_dist.strategy import DataParallel
-from minidl_dist.sync_batch_norm import local_statistics
 
 
 def ModelAveraging(optimizer, period, bucket_bytes=BUCKET_BYTES,  # noqa: N802 (a class-like name)
@@ -128,15 +127,8 @@ class PeriodicAveraging(DataParallel):
         (part, start, stop), = self.parts(count_of(indices))
         self._steps += 1
         self._unaveraged_steps += 1
-        self._streams.begin_step(model.optimizer.iterations)
-        if stop == start:  # a batch smaller than the number of ranks: this rank stands still
-            for param in model.trainable_weights:
-                param.grad = Tensor(get_array_module(param.data).zeros_like(param.data))
-            return
         # Each rank trains alone: SyncBatchNormalization uses this rank's shard too.
-        with doing(f'training step {self._steps} on samples {start}:{stop} of the global '
-                   f'batch'), self._streams.part(part), local_statistics():
-            step(data.select(indices, start, stop))
+        train_alone(model, self._streams, step, indices, part, (start, stop), self._steps)
 
     def reduce_gradients(self, params):
         """Scale this rank's gradients by the number of ranks; nothing is sent.
