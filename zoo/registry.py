@@ -156,6 +156,10 @@ register(WeightFile(
     classes=52, input_shape=(32, 32, 1),
     accuracy=0.9810, evaluated_on='glyph letters, the 5 test fonts (5,200 images)',
     script='zoo/training/glyphs.py'))
+# DeepSpeech2()'s default architecture, which both speech recipes train.
+DEEPSPEECH2_DEFAULT = {'input_dim': 40, 'conv_layers': 1, 'filters': 32, 'rnn': 'gru',
+                       'rnn_layers': 3, 'units': 160, 'merge_mode': 'sum',
+                       'sequence_batch_norm': True}
 # Written and measured by `python -m zoo.training.speech` (its last line): 10
 # epochs on 8,000 generated utterances in 13.1 min on this project's 2-core
 # machine; error rates on the 250 shipped utterances of the 12 test variants.
@@ -165,8 +169,7 @@ register(WeightFile(
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices (zoo.speech.corpus.load_sample)',
     script='zoo/training/speech.py', cer=0.0505, cer_with_lm=0.0321,
-    config={'input_dim': 40, 'conv_layers': 1, 'filters': 32, 'rnn': 'gru', 'rnn_layers': 3,
-            'units': 160, 'merge_mode': 'sum', 'sequence_batch_norm': True}))
+    config=DEEPSPEECH2_DEFAULT))
 # Written and measured by `python -m zoo.training.speech_open` (its last lines):
 # 12 epochs on 48,000 generated utterances of an open vocabulary (18.6 hours of
 # speech) on this project's 2-core machine, resumed across two sessions; error
@@ -181,5 +184,4 @@ register(WeightFile(
     script='zoo/training/speech_open.py', cer=0.2257, cer_with_lm=0.2025,
     wer=0.8892, wer_with_lm=0.7863, language_model='deepspeech2_open_lm.json.gz',
     language_model_sha256='74331490ebfb3a65bed4a9a2d7d729ae6abe8e9c0ebdc9c37b2af1b9fc686479',
-    config={'input_dim': 40, 'conv_layers': 1, 'filters': 32, 'rnn': 'gru', 'rnn_layers': 3,
-            'units': 160, 'merge_mode': 'sum', 'sequence_batch_norm': True}))
+    config=DEEPSPEECH2_DEFAULT))
