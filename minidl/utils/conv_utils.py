@@ -8,6 +8,7 @@ argument checks (:mod:`minidl.layers.conv`) where they agree.
 
 import numpy as np
 
+from minidl.layers.conv import conv_output_length as layer_conv_output_length
 from minidl.layers.conv import normalize_data_format
 
 __all__ = ['conv_input_length', 'conv_output_length', 'convert_kernel', 'deconv_length',
@@ -88,11 +89,9 @@ def conv_output_length(input_length, filter_size, padding, stride, dilation=1):
     if input_length is None:
         return None
     _check_padding(padding, _PADDINGS)
-    extent = _dilated(filter_size, dilation)
-    covered = {'same': input_length, 'causal': input_length,
-               'valid': input_length - extent + 1,
-               'full': input_length + extent - 1}[padding]
-    return (covered + stride - 1) // stride
+    if padding != 'full':  # the layers' own rule; 'full' is Keras 2's alone
+        return layer_conv_output_length(input_length, filter_size, padding, stride, dilation)
+    return (input_length + _dilated(filter_size, dilation) - 1 + stride - 1) // stride
 
 
 def conv_input_length(output_length, filter_size, padding, stride):
