@@ -4,7 +4,7 @@ import warnings
 
 from minidl.layers.serialization import deserialize, serialize
 from minidl.layers.weight_budget import weight_budget
-from minidl.saving import datasets, hdf5, load_limit, state, tf_keras_compat, \
+from minidl.saving import datasets, hdf5, load_limit, state, tf_keras_compat, tf_keras_optimizers, \
     training_config as training, weights as weights_module
 
 # Keras 2 (tf.keras >= 2.4) calls a functional model 'Functional' in its files.
@@ -198,7 +198,7 @@ def _optimizer_datasets(model, group, weight_names):
     optimizer, params = model.optimizer, model.trainable_weights
     optimizer.build(params)
     try:
-        order = tf_keras_compat.optimizer_order(
+        order = tf_keras_optimizers.optimizer_order(
             hdf5.read_strings(group.attrs, 'weight_names'), optimizer,
             [weight_names.get(id(param)) for param in params])
     except ValueError as error:
