@@ -224,6 +224,9 @@ CASES = [
     Case('gru-bidirectional-batch5-state', 'gru', 5, 4, 3, 3, state=True, bidirectional=True),
     Case('gru-bidirectional-batch1-1step-nobias', 'gru', 1, 1, 2, 3, bias=False,
          bidirectional=True),
+    Case('lstm-1unit-reverse-state', 'lstm', 3, 6, 2, 1, reverse=True, state=True),
+    Case('gru-1unit-reverse-state', 'gru', 3, 6, 2, 1, reverse=True, state=True),
+    Case('lstm-bidirectional-1unit-batch1', 'lstm', 1, 5, 4, 1, bidirectional=True),
 ]
 LSTM_CASE, GRU_CASE = CASES[1], CASES[7]  # batch 5: chunks of 3 and 2
 BIDIRECTIONAL = [CASES[4], CASES[10]]
@@ -280,6 +283,38 @@ def test_the_onednn_primitives_really_run(case, onednn_on, executed):
         stop - start for start, stop in kernels[0].chunks))
     for p in executed:  # the rest reorder the Keras weights into the primitives' layouts
         assert id(p) in rnn_primitives | reorders, p.implementation
+
+
+@pytest.mark.parametrize('case', [LSTM_CASE, GRU_CASE, CASES[4]], ids=str)
+def test_sequences_reach_onednn_time_major_and_contiguous(case, onednn_on, monkeypatch):
+    # oneDNN 3.2 does the backward's input-weight products of all steps as one GEMM only for
+    # a sequence with a trivial time stride (rnn_utils.hpp, merge_gemm_layer); a batch-major
+    # (N, T, X) array, or a chunk of a time-major one, would cost a thin product per step.
+    from minidl.compute.onednn import constants, primitive
+    handed = []
+    execute = primitive.Primitive.execute
+
+    def spy(self, arrays):
+        if constants.SRC_ITER in arrays:  # the recurrences' primitives
+            handed.append(arrays)
+        return execute(self, arrays)
+
+    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
+    _, kernels = case.run_minidl()
+    assert _all_onednn(case, kernels)
+    batch, steps, features = case.x.shape
+    units = case.weights[0][1].shape[0]
+    sizes = [stop - start for kernel in kernels for start, stop in kernel.chunks]
+    assert max(sizes) < batch  # chunks: none of them a time-major array's view
+    # each chunk's forward and backward (the chunks run side by side, in any order)
+    assert sorted(arrays[constants.SRC].shape[1] for arrays in handed) == sorted(sizes * 2)
+    for arrays in handed:
+        rows = arrays[constants.SRC].shape[1]
+        for arg, width in ((constants.SRC, features), (constants.DST, units),
+                           (constants.DIFF_DST, units), (constants.DIFF_SRC, features)):
+            if arg in arrays:
+                assert arrays[arg].shape == (steps, rows, width), arg
+                assert arrays[arg].flags.c_contiguous, arg
 
 
 def test_never_runs_no_onednn_primitive(monkeypatch, executed):
