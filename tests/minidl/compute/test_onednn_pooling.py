@@ -293,3 +293,30 @@ def test_max_pool3d_keeps_the_reference_code(onednn_on, executed):
                                   dtype=torch.float64))
     _close(y, np.moveaxis(truth_y.detach().numpy(), 1, -1))
     _close(x.grad, np.moveaxis(truth_x.grad.numpy(), 1, -1))
+
+
+def test_a_pool_worth_splitting_runs_in_chunks_with_the_reference_codes_bits(monkeypatch):
+    # Without the conftest's tiny chunk work: the real threshold, on LeNet's first max pool
+    # (W2 of the benchmarks). A window visit counts as VISIT_WORK multiply-adds, so this
+    # pool's 64 images are cut in two; a max and its gradient are selections of float32
+    # values (no window overlaps here), so the chunked oneDNN result is the reference
+    # code's to the bit.
+    from minidl.compute.onednn import pooling, primitive
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((64, 28, 28, 6)).astype(np.float32)
+    grad = rng.standard_normal((64, 14, 14, 6)).astype(np.float32)
+    results = []
+    for use in ('always', 'never'):
+        monkeypatch.setattr(config, 'use_onednn', use)
+        tensor = Tensor(x, requires_grad=True)
+        y = max_pool2d(tensor, 2)
+        kernel = y.creator.vendor_kernel  # before backward releases the Function
+        y.backward(grad)
+        results.append((kernel, y.data, tensor.grad.data))
+    (kernel, *onednn), (reference_kernel, *reference) = results
+    assert isinstance(kernel, pooling.Pool2DKernel) and reference_kernel is None
+    assert kernel.chunks == [(0, 32), (32, 64)]
+    unsplit = 64 * 14 * 14 * 6 * 4  # window visits, counted as multiply-adds: one chunk
+    assert unsplit < primitive.MIN_CHUNK_WORK <= unsplit * pooling.VISIT_WORK // 2
+    for a, b in zip(onednn, reference):
+        assert np.array_equal(a, b)
