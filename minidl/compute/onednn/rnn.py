@@ -18,10 +18,12 @@ batch-major ``(N, T, X)`` arrays lie: only with a trivial time stride does
 oneDNN 3.2's backward do the input-weight products of all steps as one GEMM
 (``merge_gemm_layer``, and the LSTM's recurrent-weight gradient as one,
 ``merge_gemm_iter``; ``rnn_utils.hpp``) instead of one thin ``(n, 4u)``
-product per step. Measured on 2-core AMD EPYC under load, one direction of
-W5's LSTMs (16 x 100 steps, 256 units) on one thread: backward 49 -> 43 ms
-(161 inputs) and 103 -> 76 ms (512 inputs); the forward is as fast as before
-and gives the same bits (the copies cost well under a millisecond).
+product per step. Measured on 2-core AMD EPYC (the thread's CPU time, under
+load), one direction of W5's LSTMs (16 x 100 steps, 256 units) on one
+thread: backward 32 -> 29 ms (161 inputs) and 60 -> 50 ms (512 inputs), now
+about the speed of one core's GEMMs (~95 GFLOP/s); Z4's GRUs (8 x 50 steps)
+8.3 -> 7.6 ms (256 inputs). The forward costs the same (the copies, well
+under a millisecond) and gives the same bits.
 
 The batch runs in fixed chunks on minidl's pool, each call on one thread;
 the weight gradients are the chunks' parts summed in chunk order, so no bit
@@ -174,7 +176,7 @@ class RNNKernel:
         hidden = map_tasks(run, self.chunks)
         self.finals = finals
         if len(hidden) == 1:
-            return (hidden[0].swapaxes(0, 1), *finals)  # a view: the Function copies it
+            return (hidden[0].swapaxes(0, 1), *finals)  # a view, as the reference loop's
         outputs = np.empty((batch, steps, units), np.float32)
         for (start, stop), part in zip(self.chunks, hidden):
             outputs[start:stop] = part.swapaxes(0, 1)
