@@ -80,16 +80,38 @@ def _bind(library):
         function = getattr(library, f'dnnl_{name}')
         function.argtypes, function.restype, function.errcheck = argtypes, I, check
         bound[name] = function
-    library.dnnl_primitive_desc_query_md.argtypes = [P, I, I]
-    library.dnnl_primitive_desc_query_md.restype = P
-    library.dnnl_memory_desc_get_size.argtypes = [P]
-    library.dnnl_memory_desc_get_size.restype = S
-    library.dnnl_memory_desc_equal.argtypes = [P, P]
-    library.dnnl_memory_desc_equal.restype = I
-    bound.update(primitive_desc_query_md=library.dnnl_primitive_desc_query_md,
-                 memory_desc_get_size=library.dnnl_memory_desc_get_size,
-                 memory_desc_equal=library.dnnl_memory_desc_equal)
+    bound.update(_holding_the_gil(library))
     return types.SimpleNamespace(**bound)
+
+
+def _holding_the_gil(library):
+    """Calls that run every time a primitive runs, bound to keep the GIL.
+
+    They take well under a microsecond; a ctypes call through ``CDLL``
+    releases the GIL around it, and a thread of minidl's pool that takes the
+    GIL meanwhile makes the caller wait for it back, so each of these could
+    cost as much as a short kernel. ``memory_set_data_handle_status`` is not
+    checked by ctypes (its status is returned, for the caller to check with
+    :func:`raise_for_status`: an errcheck costs a Python call); the queries
+    return values, not a status.
+    """
+    holding = ctypes.PyDLL(library._name, handle=library._handle)
+    prototypes = {'memory_set_data_handle': ([P, P], I), 'memory_desc_get_size': ([P], S),
+                  'memory_desc_equal': ([P, P], I), 'primitive_desc_query_md': ([P, I, I], P)}
+    bound = {}
+    for name, (argtypes, restype) in prototypes.items():
+        function = getattr(holding, f'dnnl_{name}')
+        function.argtypes, function.restype = argtypes, restype
+        bound[name] = function
+    bound['memory_set_data_handle_status'] = bound.pop('memory_set_data_handle')
+    return bound
+
+
+def raise_for_status(name, status):
+    """Raise :class:`OnednnError` for a failed call of ``dnnl_<name>`` (status not 0)."""
+    if status != 0:
+        reason = constants.STATUS_NAMES.get(status, 'unknown status')
+        raise OnednnError(f'dnnl_{name} failed: {reason} (status {status})', status)
 
 
 _functions = None
