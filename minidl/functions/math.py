@@ -4,11 +4,31 @@ Binary functions broadcast like numpy; the engine sums their gradients back to
 each input's shape.
 """
 
+import numpy as np
+
+from minidl.compute.donation import may_overwrite
 from minidl.tensor import Function
+
+
+def _donated_out(a, b):
+    """The donated one of ``a`` and ``b`` that can hold ``a + b`` (its shape and dtype,
+    writeable), or None."""
+    shape, dtype = np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b)
+    for array in (a, b):
+        if (may_overwrite(array) and array.shape == shape and array.dtype == dtype
+                and array.flags.writeable):
+            return array
+    return None
 
 
 class Add(Function):
     def forward(self, a, b):
+        # A model's inference may donate an input (minidl.compute.donation): the sum then
+        # goes over it, where it is of the result's shape and dtype (the same values).
+        if may_overwrite(a) or may_overwrite(b):
+            out = _donated_out(a, b) if not any(self.needs_input_grad) else None
+            if out is not None:
+                return self.xp.add(a, b, out=out)
         return a + b
 
     def backward(self, grad):

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from minidl.compute import get_array_module, is_array, vendor
+from minidl.compute.donation import may_overwrite
 from minidl.compute.threads import map_tasks, row_blocks, sum_in_order
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
@@ -164,19 +165,27 @@ class BatchNormInference(Function):
         self.axis, self.epsilon = axis, epsilon
 
     def forward(self, x, gamma, beta, mean, variance):
+        # A model's inference may donate x (minidl.compute.donation): y then replaces it
+        # where it lies, still in the cache, with the same values.
+        in_place = False
         if not any(self.needs_input_grad):  # the vendors' inference kernels have no backward
+            in_place = self.xp is np and may_overwrite(x)
             self.vendor_kernel = vendor.kernel(
                 self.xp, 'batch_norm', x.dtype, kind='inference', shape=x.shape, axis=self.axis,
                 epsilon=self.epsilon)
             if self.vendor_kernel is not None:
+                if in_place:
+                    return self.vendor_kernel.forward(x, gamma, beta, mean, variance,
+                                                      in_place=True)
                 return self.vendor_kernel.forward(x, gamma, beta, mean, variance)
         channels = self.channels = _Channels(self.xp, x.shape, self.axis)
         self.x_view = channels.view(x)
         self.gamma, self.mean = gamma, mean
         self.inv_std = 1 / self.xp.sqrt(variance + self.epsilon)
         self.scale = gamma * self.inv_std
-        y = _affine(self.xp, self.x_view, channels.expand(self.scale),
-                    channels.expand(beta - mean * self.scale))
+        scale, shift = channels.expand(self.scale), channels.expand(beta - mean * self.scale)
+        in_place = in_place and self.xp.result_type(x, scale, shift) == x.dtype
+        y = _affine(self.xp, self.x_view, scale, shift, out=self.x_view if in_place else None)
         return y.reshape(x.shape)
 
     def backward(self, grad):
@@ -344,10 +353,10 @@ def _params(x, gamma, beta, shape, name):
     return gamma, beta
 
 
-def _affine(xp, x, scale, shift):
+def _affine(xp, x, scale, shift, out=None):
     """``x * scale + shift`` (per-channel factors broadcast on ``x``), over blocks of rows
-    on the worker threads."""
-    y = xp.empty(x.shape, xp.result_type(x, scale, shift))
+    on the worker threads, into ``out`` (which may be ``x``) or a new array."""
+    y = xp.empty(x.shape, xp.result_type(x, scale, shift)) if out is None else out
 
     def block(rows):
         xp.multiply(x[rows], scale, out=y[rows])

@@ -8,6 +8,10 @@ graph. :func:`evaluate` serves graphs that are not models: the backend's
 ``function`` and ``gradients``, and the shape inference of operation nodes.
 """
 
+import numpy as np
+
+from minidl import config
+from minidl.compute.donation import donating
 from minidl.layers.input_layer import InputLayer
 from minidl.layers.nest import flatten, map_structure
 from minidl.layers.symbolic import SymbolicTensor
@@ -32,7 +36,7 @@ def evaluate(outputs, feeds, training=False, on_value=None):
     return [value_of(tensor, values) for tensor in outputs]
 
 
-def run_nodes(nodes, values, training=None, on_value=None):
+def run_nodes(nodes, values, training=None, on_value=None, donations=None):
     """Call each node's layer on the values of its inputs, adding its outputs' values.
 
     Args:
@@ -44,10 +48,16 @@ def run_nodes(nodes, values, training=None, on_value=None):
             call arguments set it.
         on_value: Optional ``on_value(symbol, value) -> value`` through which
             each computed value passes.
+        donations: Optional ``{node.id: (id of an input tensor, ...)}``
+            (:func:`minidl.layers.in_place.plan`): while autograd records
+            nothing, those inputs' numpy arrays are donated to the node's
+            layer call, which may write its output over them.
     """
     def lookup(leaf):  # made once, not per node: a model replays its nodes every step
         return values[id(leaf)] if isinstance(leaf, SymbolicTensor) else leaf
 
+    if donations and config.per_thread.grad_enabled:
+        donations = None
     for node in nodes:
         if isinstance(node.layer, InputLayer):
             _input_value(node, values)
@@ -56,7 +66,13 @@ def run_nodes(nodes, values, training=None, on_value=None):
         kwargs.setdefault('training', training)  # layers that do not take it drop it
         if node.mask is not None:
             kwargs['mask'] = map_structure(lookup, node.mask)
-        results = node.layer(map_structure(lookup, node.inputs), **kwargs)
+        donated = donations.get(node.id) if donations else None
+        if donated:
+            arrays = [getattr(values[key], 'data', None) for key in donated]
+            with donating([a for a in arrays if type(a) is np.ndarray]):
+                results = node.layer(map_structure(lookup, node.inputs), **kwargs)
+        else:
+            results = node.layer(map_structure(lookup, node.inputs), **kwargs)
         for symbol, value in zip(flatten(node.outputs), flatten(results)):
             if id(symbol) not in values:
                 values[id(symbol)] = value if on_value is None else on_value(symbol, value)

@@ -15,6 +15,7 @@ pass, on the same batch, and join :attr:`losses` for that pass.
 import heapq
 
 from minidl.layers.base import Layer
+from minidl.layers import in_place
 from minidl.layers.graph_recording import run_recording_if_needed
 from minidl.layers.runs import not_recording_losses
 from minidl.layers.input_layer import InputLayer
@@ -130,7 +131,8 @@ class Network(Layer):
                                                  self._keeps_integers)]
         values = {id(symbol): value for symbol, value in zip(self.inputs, inputs)}
         values = run_recording_if_needed(
-            self, lambda values: run_nodes(self._nodes, values, training), values)
+            self, lambda values: run_nodes(self._nodes, values, training,
+                                           donations=in_place.plan_of(self)), values)
         if self._symbolic_losses:
             # These nodes recompute layers that already ran in this pass (an inner
             # model's, inside its node): their add_loss terms are counted once.

@@ -97,9 +97,13 @@ class BatchNormInferenceKernel(BatchNormKernel):
 
     KIND = 'inference'
 
-    def forward(self, x, gamma, beta, mean, variance):
+    def forward(self, x, gamma, beta, mean, variance, in_place=False):
+        """y of ``x``; with ``in_place``, written over ``x`` (oneDNN reads each element
+        before it writes it: the same values)."""
+        given = x
         x, (gamma, beta, mean, variance) = self._prepare(x, gamma, beta, mean, variance)
-        y = np.empty_like(x)
+        # A converted x is this call's own copy: it can take y too.
+        y = x if in_place or x is not given else np.empty_like(x)
         self.plan.forward.execute({
             constants.SRC: x, constants.DST: y, constants.SCALE: gamma, constants.SHIFT: beta,
             constants.MEAN: mean, constants.VARIANCE: variance})
