@@ -15,6 +15,7 @@ import numpy as np
 
 from minidl.compute import get_array_module
 from minidl.compute.donation import may_overwrite
+from minidl.compute.relu import maximum_with_zero
 from minidl.compute.threads import map_tasks, row_blocks
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
@@ -52,7 +53,7 @@ class ReLU(_Activation):
         # replaces it where it lies, still in the cache, with the same values.
         in_place = may_overwrite(x) and not any(self.needs_input_grad)
         y = self.y = x if in_place else xp.empty_like(x)
-        _maximum_with_zero(x, y, xp)
+        maximum_with_zero(x, y, xp)
         return y
 
     def backward(self, grad):
@@ -63,36 +64,6 @@ class ReLU(_Activation):
         map_tasks(lambda rows: xp.multiply(grad[rows], y[rows] > 0, out=grad_x[rows]),
                    row_blocks(y), xp)
         return grad_x
-
-
-ZERO_TILE = 1 << 16  # elements: 256 KB of float32 zeros, read from the L2 cache
-
-
-def _zero_tile(dtype):
-    """A read-only array of ``ZERO_TILE`` zeros of ``dtype``, made once per dtype."""
-    tile = _zero_tiles.get(dtype)
-    if tile is None:
-        tile = np.zeros(ZERO_TILE, dtype)
-        tile.flags.writeable = False
-        _zero_tiles[dtype] = tile
-    return tile
-
-
-_zero_tiles = {}
-
-
-def _maximum_with_zero(x, out, xp):
-    """``max(x, 0)`` into ``out``. numpy runs its SIMD loop for two contiguous arrays
-    only: with the scalar 0 it takes a loop 2-4x slower, so contiguous numpy
-    arrays are compared with a tile of zeros, one tile's length at a time
-    (the same values: both compute max(x, +0.0))."""
-    if xp is not np or not (x.flags.c_contiguous and out.flags.c_contiguous):
-        return xp.maximum(x, 0, out=out)
-    flat_x, flat_out, zeros = x.reshape(-1), out.reshape(-1), _zero_tile(x.dtype)
-    for start in range(0, flat_x.size, ZERO_TILE):
-        stop = min(start + ZERO_TILE, flat_x.size)
-        np.maximum(flat_x[start:stop], zeros[:stop - start], out=flat_out[start:stop])
-    return out
 
 
 class LeakyReLU(_Activation):

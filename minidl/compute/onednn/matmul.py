@@ -76,7 +76,8 @@ def matmul(a, b, bias=None, relu=False):
             transposed view is read in place).
         b: ``(depth, width)``, likewise.
         bias: Optional ``(width,)`` float32 array added to every row.
-        relu: Apply ``max(., 0)`` to the result.
+        relu: Apply ``max(., 0)`` to the result, as oneDNN's post-op: NaN becomes 0
+            (numpy's maximum keeps it; ``onednn.dense`` applies that one instead).
 
     Returns:
         The ``(rows, width)`` float32 result.

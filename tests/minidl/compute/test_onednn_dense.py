@@ -112,11 +112,33 @@ def test_onednn_matches_the_reference_code(case, onednn_on, monkeypatch):
 def test_the_onednn_path_really_runs_fused_with_fast_implementations(onednn_on, executed):
     _, vendor_kernel = CASES[0].run_minidl()
     assert isinstance(vendor_kernel, DenseKernel)
-    assert len(executed) == 3  # forward (bias and ReLU fused), input and kernel gradients
+    assert len(executed) == 3  # forward (bias fused), input and kernel gradients
     for ran in executed:
         # oneDNN's reference kernels ('ref:...') are its slow fallback; which fast one it
         # picks (brgemm, gemm:jit, ...) depends on the CPU's instruction set.
         assert not ran.implementation.startswith('ref'), ran.implementation
+
+
+@pytest.mark.parametrize('use_onednn', ['always', 'never'])
+def test_relu_keeps_nan_as_numpy_and_torch_do(use_onednn, monkeypatch, executed):
+    # oneDNN's ReLU post-op would make a NaN 0: a diverging model's NaN would vanish.
+    monkeypatch.setattr(config, 'use_onednn', use_onednn)
+    vendor.forget()
+    x = np.array([[np.nan, 1.0, 0.5], [1.0, -2.0, 0.25], [np.inf, 0.0, 1.0]], np.float32)
+    kernel = np.array([[1.0, -1.0], [0.5, 2.0], [-1.0, 0.0]], np.float32)
+    bias = np.array([0.0, -0.5], np.float32)
+    with minidl.no_grad():
+        y = dense(Tensor(x), Tensor(kernel), Tensor(bias), activation='relu')
+    vendor.forget()
+    assert bool(executed) == (use_onednn == 'always')
+    torch = pytest.importorskip('torch')
+    expected = torch.relu(torch.from_numpy(x) @ torch.from_numpy(kernel)
+                          + torch.from_numpy(bias)).numpy()
+    np.testing.assert_array_equal(np.isnan(y.numpy()), np.isnan(expected))
+    assert np.isnan(y.numpy()[0]).all()
+    np.testing.assert_array_equal(y.numpy()[2], [np.inf, 0.0])  # inf, and -inf cut to 0
+    finite = ~np.isnan(expected)
+    np.testing.assert_allclose(y.numpy()[finite], expected[finite], rtol=1e-6)
 
 
 def test_never_runs_no_onednn_primitive(monkeypatch, executed):

@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
+from minidl.compute.relu import ZERO_TILE
 from minidl.functions import activation as A
 from minidl.tensor import Tensor
 from tests.gradcases import GradCase, random, run_gradcheck
@@ -231,7 +232,7 @@ def test_relu_has_the_bits_of_numpy_maximum_with_zero(shape):
     specials = np.array([-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf,
                          np.finfo(np.float32).tiny / 2, -np.finfo(np.float32).tiny / 2],
                         np.float32)
-    for start in {0, min(A.ZERO_TILE - 1, flat.size - 8), flat.size - 8}:
+    for start in {0, min(ZERO_TILE - 1, flat.size - 8), flat.size - 8}:
         flat[start:start + 8] = specials
     expected = np.maximum(x, 0).view(np.uint32)
     for array in (x, np.asfortranarray(x)):  # the tiled path and the plain one
