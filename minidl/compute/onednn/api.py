@@ -90,20 +90,24 @@ def _holding_the_gil(library):
     They take well under a microsecond; a ctypes call through ``CDLL``
     releases the GIL around it, and a thread of minidl's pool that takes the
     GIL meanwhile makes the caller wait for it back, so each of these could
-    cost as much as a short kernel. ``memory_set_data_handle_status`` is not
-    checked by ctypes (its status is returned, for the caller to check with
-    :func:`raise_for_status`: an errcheck costs a Python call); the queries
-    return values, not a status.
+    cost as much as a short kernel. Waiting on a CPU stream returns at once:
+    with oneDNN's OpenMP runtime (the one minidl loads) a primitive has
+    finished when ``primitive_execute`` returns. The ``*_status`` calls are
+    not checked by ctypes (their status is returned, for the caller to check
+    with :func:`raise_for_status`: an errcheck costs a Python call); the
+    queries return values, not a status.
     """
     holding = ctypes.PyDLL(library._name, handle=library._handle)
-    prototypes = {'memory_set_data_handle': ([P, P], I), 'memory_desc_get_size': ([P], S),
-                  'memory_desc_equal': ([P, P], I), 'primitive_desc_query_md': ([P, I, I], P)}
+    prototypes = {'memory_set_data_handle': ([P, P], I), 'stream_wait': ([P], I),
+                  'memory_desc_get_size': ([P], S), 'memory_desc_equal': ([P, P], I),
+                  'primitive_desc_query_md': ([P, I, I], P)}
     bound = {}
     for name, (argtypes, restype) in prototypes.items():
         function = getattr(holding, f'dnnl_{name}')
         function.argtypes, function.restype = argtypes, restype
         bound[name] = function
-    bound['memory_set_data_handle_status'] = bound.pop('memory_set_data_handle')
+    for name in ('memory_set_data_handle', 'stream_wait'):
+        bound[f'{name}_status'] = bound.pop(name)
     return bound
 
 

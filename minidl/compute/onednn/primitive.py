@@ -155,7 +155,9 @@ class Primitive:
             if status:
                 api.raise_for_status('memory_set_data_handle', status)
         functions.primitive_execute(self.handle, stream, len(memories), exec_args)
-        functions.stream_wait(stream)
+        status = functions.stream_wait_status(stream)
+        if status:
+            api.raise_for_status('stream_wait', status)
 
     def _bind(self, args):
         """The calling thread's memories for the arguments ``args`` and their exec-arg array."""

@@ -52,6 +52,8 @@ def test_a_failed_unchecked_call_raises_with_the_function_and_status():
                                               r'invalid arguments \(status 2\)'):
         api.raise_for_status('memory_set_data_handle', status)
     api.raise_for_status('memory_set_data_handle', 0)  # success: nothing
+    assert functions.stream_wait_status(None) == 2
+    assert functions.stream_wait_status(primitive._stream()) == 0
 
 
 def test_each_thread_keeps_one_scratchpad_for_small_calls_and_large_ones_are_new():
