@@ -16,7 +16,6 @@ import numpy as np
 from minidl.compute import get_array_module
 from minidl.compute.donation import may_overwrite
 from minidl.compute.relu import maximum_with_zero
-from minidl.compute.threads import map_tasks, row_blocks
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 
@@ -39,10 +38,12 @@ class _Activation(Function):
 
 
 class ReLU(_Activation):
-    """max(x, 0). The forward runs in the calling thread, one pass: handing halves of it
-    to minidl's pool cost more than it saved (ResNet-20's inference, 19 ReLUs of 0.25 to
-    4 MB: 13.3 against 5.5 ms a step on the 2-core AMD EPYC under load; a 4 MB pass alone
-    0.31 against 0.25 ms), and the pass is bound by memory; the backward keeps the pool."""
+    """max(x, 0). Forward and backward run in the calling thread, one pass each: handing
+    halves of them to minidl's pool cost more than it saved (ResNet-20, W3 of the
+    benchmarks, 19 ReLUs of 0.25 to 4 MB, a step on the 2-core AMD EPYC under load: the
+    forward 13.3 against 5.5 ms in inference, 15.0 against 5.7 in training, the backward
+    20.2 against 9.1; a 4 MB forward pass alone 0.31 against 0.25 ms): the passes are
+    bound by memory."""
 
     def activate(self, x):
         xp = self.xp
@@ -61,8 +62,7 @@ class ReLU(_Activation):
         if y.ndim == 0:
             return grad * (y > 0)
         grad_x = xp.empty(y.shape, xp.result_type(grad, y))
-        map_tasks(lambda rows: xp.multiply(grad[rows], y[rows] > 0, out=grad_x[rows]),
-                   row_blocks(y), xp)
+        xp.multiply(grad, y > 0, out=grad_x)
         return grad_x
 
 
