@@ -104,7 +104,21 @@ class Primitive:
     def __init__(self, create_descriptor, omp_threads):
         functions = api.functions()
         self.omp_threads = omp_threads
+        # ``create_descriptor`` may make another primitive first (a backward's hint, the
+        # forward, made on first use), which sets the count for itself: the count this
+        # thread had is given back at the end, so that a primitive made inside another
+        # leaves the outer one made for the outer's count. (A one-thread weight gradient
+        # whose two-thread forward hint was made inside it ran, made for two threads, on
+        # one, and its sums changed: the bits depended on the pool's size.)
+        outer_threads = getattr(_local, 'omp_threads', None)
         _use_threads(omp_threads)
+        try:
+            self._make(functions, create_descriptor, omp_threads)
+        finally:
+            if outer_threads is not None:
+                _use_threads(outer_threads)
+
+    def _make(self, functions, create_descriptor, omp_threads):
         attr = ctypes.c_void_p()
         functions.primitive_attr_create(ctypes.byref(attr))
         try:
@@ -113,6 +127,7 @@ class Primitive:
             create_descriptor(ctypes.byref(self.descriptor), attr)
         finally:
             functions.primitive_attr_destroy(attr)
+        _use_threads(omp_threads)  # as it was before a primitive made inside the call above
         self.handle = ctypes.c_void_p()
         functions.primitive_create(ctypes.byref(self.handle), self.descriptor)
         info = ctypes.c_char_p()

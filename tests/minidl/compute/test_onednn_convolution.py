@@ -234,3 +234,37 @@ def _train(monkeypatch, use_onednn):
 def test_training_a_conv_model_with_onednn_repeats_and_matches_the_reference(monkeypatch):
     assert_training_repeats_and_matches_the_reference(
         lambda use_onednn: _train(monkeypatch, use_onednn), STATE_TOLERANCE, 6)
+
+
+def test_a_weight_gradient_made_before_its_forward_keeps_its_bits(monkeypatch):
+    # The weight gradient's primitive is made for one OpenMP thread and names the forward
+    # as its hint; with one pool thread on two cores the forward is made for two. When
+    # the forward was first made inside the weight gradient's making (a plan dropped from
+    # the cache between forward and backward, or a chunk size the forward never ran), it
+    # left the count at two: the weight gradient was made for two threads, ran on one,
+    # and summed in another order than when its forward existed first.
+    from minidl.compute import threads
+    from minidl.compute.onednn import constants, memory
+    from minidl.compute.onednn.convolution import ConvolutionPlan
+    monkeypatch.setattr(config, 'use_onednn', 'always')
+    monkeypatch.setattr(config, 'num_threads', 1)
+    monkeypatch.setattr(threads, 'cpu_share', lambda: 2)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((22, 28, 28, 1)).astype(np.float32)
+    grad = rng.standard_normal((22, 28, 28, 6)).astype(np.float32)
+
+    def weight_grads(forward_first):
+        plan = ConvolutionPlan(x.shape, (5, 5, 1, 6), grad.shape, (1, 1), ((2, 2), (2, 2)),
+                               (1, 1), False, True, False)
+        if forward_first:
+            assert plan.primitive('forward').omp_threads == 2
+        made = plan.primitive('backward_weights')
+        assert made.omp_threads == 1 and ('forward', 2) in plan.primitives
+        weights = memory.buffer(made.bytes(constants.DIFF_WEIGHTS)).view(np.float32)
+        bias = np.empty(6, np.float32)
+        made.execute({constants.SRC: x, constants.DIFF_DST: grad,
+                      constants.DIFF_WEIGHTS: weights, constants.DIFF_BIAS: bias})
+        return plan.weights_out(weights, (5, 5, 1, 6)), bias
+
+    for name, a, b in zip(['kernel grad', 'bias grad'], weight_grads(True), weight_grads(False)):
+        assert np.array_equal(a, b), name
