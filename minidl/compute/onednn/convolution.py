@@ -147,13 +147,18 @@ class Conv2DKernel:
                 sizes, self.pads, self.dilations, (kh, kw), self.strides))
         depth = 1 if self.depthwise else channels  # inputs per output
         n = x_shape[0]
-        self.chunks = batch_chunks(n, work=math.prod(self._y_shape(n)) * kh * kw * depth)
+        work = math.prod(self._y_shape(n)) * kh * kw * depth
+        self.chunks = batch_chunks(n, work)  # the weight gradients' sums follow these
+        # The forward and the input gradient sum over no image's neighbours, and oneDNN
+        # gives each image the same bits in a chunk of any size (tested): their chunks
+        # may be cut for an even load (LeNet's first convolution: 3 chunks, 4 here).
+        self.data_chunks = batch_chunks(n, work, even=True)
 
     def _convolve(self, x, bias=None):
         """The forward primitive on ``x``, chunk by chunk."""
         y = np.empty(self._y_shape(x.shape[0]), np.float32)
         weights = {size: self._plan(size).weights_in('forward', self.kernel)
-                   for size in {stop - start for start, stop in self.chunks}}
+                   for size in {stop - start for start, stop in self.data_chunks}}
         bias = None if bias is None else np.ascontiguousarray(bias, dtype=np.float32)
 
         def convolve(bounds):
@@ -164,7 +169,7 @@ class Conv2DKernel:
                 arrays[constants.BIAS] = bias
             self._plan(stop - start).primitive('forward').execute(arrays)
 
-        map_tasks(convolve, self.chunks)
+        map_tasks(convolve, self.data_chunks)
         return y
 
     def backward(self, grad, needs_input_grad):
@@ -193,21 +198,27 @@ class Conv2DKernel:
         Each result is computed exactly as apart, the weight parts summed in chunk order."""
         grad_x, backward_data = self._input_grad_task(grad)
         backward_weights = self._weight_grad_task(self.x, grad)
-        results = run_tasks([functools.partial(task, bounds) for bounds in self.chunks
-                             for task in (backward_data, backward_weights)])
-        return (grad_x, *self._sum_weight_parts(results[1::2]))
+        data = [functools.partial(backward_data, bounds) for bounds in self.data_chunks]
+        weights = [functools.partial(backward_weights, bounds) for bounds in self.chunks]
+        tasks = []  # (a weight chunk's?, task), alternating while both last
+        for index in range(max(len(data), len(weights))):
+            tasks += [(False, task) for task in data[index:index + 1]]
+            tasks += [(True, task) for task in weights[index:index + 1]]
+        results = run_tasks([task for _, task in tasks])
+        parts = [result for (is_weight, _), result in zip(tasks, results) if is_weight]
+        return (grad_x, *self._sum_weight_parts(parts))
 
     def _input_grad(self, grad):
         """The backward-data primitive on the output gradient ``grad``, chunk by chunk."""
         grad_x, backward_data = self._input_grad_task(grad)
-        map_tasks(backward_data, self.chunks)
+        map_tasks(backward_data, self.data_chunks)
         return grad_x
 
     def _input_grad_task(self, grad):
         """The input gradient to fill, and the task that fills one chunk's rows of it."""
         grad_x = np.empty(self.x_shape, np.float32)
         weights = {size: self._plan(size).weights_in('backward_data', self.kernel)
-                   for size in {stop - start for start, stop in self.chunks}}
+                   for size in {stop - start for start, stop in self.data_chunks}}
 
         def backward_data(bounds):
             start, stop = bounds

@@ -229,7 +229,7 @@ def cached(key, make):
     return value
 
 
-def batch_chunks(n, work, chunks=CHUNKS):
+def batch_chunks(n, work, chunks=CHUNKS, even=False):
     """``(start, stop)`` of the at most ``chunks`` chunks a batch of ``n`` is cut into:
     fixed by the shapes alone.
 
@@ -238,7 +238,14 @@ def batch_chunks(n, work, chunks=CHUNKS):
     the number of threads. ``work`` is the batch's multiply-adds (or element
     visits): each chunk gets at least :data:`MIN_CHUNK_WORK` of it, since a
     smaller one costs more in its hand-off to a thread than it saves.
+
+    ``even`` rounds a count above one up to an even one (one more than
+    ``chunks`` where that is odd), for work that sums nothing over the batch
+    (each image's result the same in any chunk): three equal chunks keep one
+    of two threads waiting a third of the time.
     """
     chunks = max(1, min(chunks, work // MIN_CHUNK_WORK))
+    if even and chunks > 1:
+        chunks += chunks % 2
     size = -(-n // chunks)
     return [(start, min(start + size, n)) for start in range(0, n, size)]

@@ -268,3 +268,57 @@ def test_a_weight_gradient_made_before_its_forward_keeps_its_bits(monkeypatch):
 
     for name, a, b in zip(['kernel grad', 'bias grad'], weight_grads(True), weight_grads(False)):
         assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize('shapes', [((64, 28, 28, 1), (5, 5, 1, 6), 'same'),
+                                    ((50, 17, 15, 3), (3, 3, 3, 24), 'valid')], ids=str)
+@pytest.mark.parametrize('pool_threads', [1, 2])
+def test_the_input_side_in_even_chunks_keeps_every_bit(shapes, pool_threads, monkeypatch):
+    # With the real chunk sizes, LeNet's first convolution (W2 of the benchmarks) and a
+    # batch of 50 are cut into 3 chunks, which the weight gradients' sums follow; forward
+    # and input gradient run in 4. Every result must be the bits of running both sides in
+    # the weight gradients' 3 chunks, and forward and input gradient those of the whole
+    # batch in one call. With one pool thread each call runs on two OpenMP threads (the
+    # process's share of two cores): then the weight gradient's primitives, of chunk sizes
+    # the forward never ran, are made after their forward hints inside them (bce5b5b).
+    from minidl.compute import threads
+    from minidl.compute.onednn import convolution, primitive
+    monkeypatch.setattr(config, 'use_onednn', 'always')
+    monkeypatch.setattr(config, 'num_threads', pool_threads)
+    monkeypatch.setattr(threads, 'cpu_share', lambda: 2)
+    monkeypatch.setattr(primitive, '_cache', type(primitive._cache)())  # plans made here
+    monkeypatch.setattr(primitive, 'MIN_CHUNK_WORK', primitive.MIN_CHUNK_WORK)
+    x_shape, kernel_shape, padding = shapes
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    kernel = rng.standard_normal(kernel_shape).astype(np.float32)
+    bias = rng.standard_normal(kernel_shape[-1]).astype(np.float32)
+
+    def run():
+        primitive._cache.clear()  # each run makes its primitives in its own order
+        tensors = [Tensor(a, requires_grad=True) for a in (x, kernel, bias)]
+        y = conv2d(*tensors, padding=padding)
+        used = y.creator.vendor_kernel
+        y.backward(np.cos(np.arange(y.data.size, dtype=np.float32)).reshape(y.shape))
+        return used, [y.data] + [t.grad.data for t in tensors]
+
+    used, results = run()
+    assert len(used.chunks) == 3 and len(used.data_chunks) == 4  # of unequal sizes for 50
+    chunked = convolution.batch_chunks
+
+    def as_weights(n, work, chunks=primitive.CHUNKS, even=False):  # both sides in one set
+        return chunked(n, work, chunks)
+
+    monkeypatch.setattr(convolution, 'batch_chunks', as_weights)
+    same_chunks, expected = run()
+    assert same_chunks.data_chunks == same_chunks.chunks == used.chunks
+    for name, a, b in zip(GRADIENT_NAMES, results, expected):
+        assert np.array_equal(a, b), name
+
+    def whole(n, work, chunks=primitive.CHUNKS, even=False):
+        return [(0, n)]
+
+    monkeypatch.setattr(convolution, 'batch_chunks', whole)
+    _, in_one_call = run()
+    for name, a, b in zip(GRADIENT_NAMES[:2], results[:2], in_one_call[:2]):
+        assert np.array_equal(a, b), name
