@@ -80,6 +80,76 @@ def test_an_error_is_raised_after_every_task_has_finished(two_threads):
     assert done == ['slow']
 
 
+def test_a_call_from_another_thread_meanwhile_runs_its_tasks_itself(two_threads):
+    # The workers serve one call at a time; a second thread's call made meanwhile runs its
+    # tasks in order in its own thread, with the same results.
+    inside, release = threading.Event(), threading.Event()
+
+    def hold():
+        inside.set()
+        assert release.wait(10)
+        return 'held'
+
+    first = []
+    caller = threading.Thread(target=lambda: first.append(
+        threads.run_tasks([lambda: 'caller', hold])))
+    caller.start()
+    assert inside.wait(10)  # the worker is busy with the first call
+    results = threads.run_tasks([(lambda k=k: (k, threading.get_ident())) for k in range(4)])
+    assert [k for k, _ in results] == [0, 1, 2, 3]
+    assert {ident for _, ident in results} == {threading.get_ident()}
+    release.set()
+    caller.join(10)
+    assert first == [['caller', 'held']]
+    assert threads.run_tasks([lambda: 1, lambda: 2]) == [1, 2]  # the workers serve again
+
+
+def test_a_base_exception_in_a_workers_task_reaches_the_caller(two_threads):
+    def leave():
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        threads.run_tasks([lambda: 1, leave])
+    assert threads.run_tasks([lambda: 1, lambda: 2]) == [1, 2]
+
+
+def test_a_call_interrupted_while_a_worker_runs_leaves_the_pool_usable(two_threads):
+    # Ctrl-C lands in the calling thread while a worker still runs its group: the call
+    # ends with the interrupt, and that worker, which nobody waits for, leaves the pool.
+    running, release, ran_on = threading.Event(), threading.Event(), []
+
+    def slow():
+        ran_on.append(threading.get_ident())
+        running.set()
+        release.wait(10)
+        return 'late'
+
+    def interrupted():
+        assert running.wait(10)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        threads.run_tasks([interrupted, slow])
+    release.set()
+    assert ran_on and ran_on[0] != threading.get_ident()
+    assert ran_on[0] not in {worker.thread.ident for worker in threads._workers}
+    assert threads.run_tasks([(lambda k=k: k) for k in range(4)]) == [0, 1, 2, 3]
+
+
+def test_more_threads_make_more_workers(monkeypatch):
+    monkeypatch.setattr(minidl.config, 'num_threads', 3)
+    barrier = threading.Barrier(3, timeout=10)
+
+    def task(k):
+        barrier.wait()  # all three groups at once
+        return k, threading.get_ident()
+
+    results = threads.run_tasks([lambda k=k: task(k) for k in range(3)])
+    assert [k for k, _ in results] == [0, 1, 2]
+    assert len({ident for _, ident in results}) == 3
+    threads._blas.release()
+
+
 def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
     with threadpool_limits(2, user_api='blas'):
         before = _blas_threads()
