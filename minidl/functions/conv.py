@@ -23,6 +23,15 @@ That is the reference code. A 2-D convolution runs the vendor library's
 kernel instead where one serves it (:mod:`minidl.compute.vendor`: oneDNN for
 float32 numpy arrays, cuDNN for CuPy arrays); each call shows which branch
 it took in its ``vendor_kernel`` (None: the reference code ran).
+
+A ReLU after the convolution (``activation='relu'``, as a Conv2D or Conv1D
+layer with ``activation='relu'`` asks) runs inside the same Function, after
+either branch: numpy's ``max(y, 0)`` in place on the convolution's own fresh
+output (:func:`~minidl.compute.relu.maximum_with_zero`, NaN kept; not
+oneDNN's ReLU, which maps NaN to 0), and backward masks the output gradient
+with ``y > 0`` before the convolution's backward. The float operations are
+those of ``conv2d`` then ``relu``, so every bit is too; one graph node, one
+output array and no separate ReLU pass over a copy.
 """
 
 import itertools
@@ -31,6 +40,7 @@ import math
 import numpy as np
 
 from minidl.compute import products, vendor
+from minidl.compute.relu import maximum_with_zero
 from minidl.compute.threads import map_tasks, sum_in_order
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
@@ -52,6 +62,9 @@ class Conv2D(Function):
     The chunks are spread over the worker threads of
     :mod:`minidl.compute.threads`; the kernel gradient sums their parts in
     chunk order, so the number of threads does not change a bit.
+
+    With ``relu`` the output is ``max(y, 0)``, applied in place on the
+    convolution's output; its backward reads the mask from that output.
     """
 
     CHUNK_BYTES = 4 << 20
@@ -69,9 +82,9 @@ class Conv2D(Function):
     THIN_KERNEL_SLICE = 64 * 64
     MIN_CONVOLVED_CHANNELS = 16
 
-    def __init__(self, strides, pads, dilations, channels_first):
+    def __init__(self, strides, pads, dilations, channels_first, relu=False):
         self.strides, self.pads, self.dilations = strides, pads, dilations
-        self.channels_first = channels_first
+        self.channels_first, self.relu = channels_first, relu
 
     vendor_kernel = None
 
@@ -81,10 +94,17 @@ class Conv2D(Function):
                 self.xp, 'conv2d', self.xp.result_type(x, kernel), strides=self.strides,
                 pads=self.pads, dilations=self.dilations, channels_first=self.channels_first)
         if self.vendor_kernel is not None:
-            return self.vendor_kernel.forward(x, kernel, *bias)
-        return self._forward_reference(x, kernel, *bias)
+            y = self.vendor_kernel.forward(x, kernel, *bias)
+        else:
+            y = self._forward_reference(x, kernel, *bias)
+        if self.relu:
+            # y is this call's own array, read by nothing yet: ReLU where it lies.
+            self.y = maximum_with_zero(y, y, self.xp)
+        return y
 
     def backward(self, grad):
+        if self.relu:
+            grad = grad * (self.y > 0)
         if self.vendor_kernel is not None:
             return self.vendor_kernel.backward(grad, self.needs_input_grad)
         return self._backward_reference(grad)
@@ -289,6 +309,14 @@ def _as_int(value, name):
     return as_pair(value, name)[0]
 
 
+def _relu(activation, name):
+    """Whether ``activation`` asks for the fused ReLU (None or 'relu'; else a ValueError)."""
+    if activation not in (None, 'relu'):
+        raise ValueError(f'{name}: activation must be None or "relu", got {activation!r}; '
+                         f'apply other activations to its output')
+    return activation == 'relu'
+
+
 def _check_output(name, x_shape, kernel_shape, out_size):
     if min(out_size) < 1:
         raise ValueError(f'{name}: kernel {kernel_shape} (with its dilation) does not fit in '
@@ -296,7 +324,7 @@ def _check_output(name, x_shape, kernel_shape, out_size):
 
 
 def conv2d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
-           data_format='channels_last'):
+           data_format='channels_last', activation=None):
     """2-D convolution (cross-correlation, as in Keras and PyTorch).
 
     Args:
@@ -309,10 +337,12 @@ def conv2d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
             (rows, cols) or ((top, bottom), (left, right)).
         dilation_rate: Int or (row, col) pair.
         data_format: 'channels_last' or 'channels_first'; the output has the same.
+        activation: None (linear) or ``'relu'``, applied in the same graph node.
 
     Returns:
         Tensor (N, OH, OW, out_channels) or (N, out_channels, OH, OW).
     """
+    relu = _relu(activation, 'conv2d')
     channels_first = _channels_first(data_format)
     x_shape, kernel_shape = _shape(x), _shape(kernel)
     _check_operands('conv2d', x_shape, kernel_shape, bias, channels_first, rank=2)
@@ -321,12 +351,12 @@ def conv2d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
     pads = resolve_padding(padding, sizes, kernel_shape[:2], strides, dilations)
     _check_output('conv2d', x_shape, kernel_shape, [
         output_size(*args) for args in zip(sizes, pads, kernel_shape[:2], strides, dilations)])
-    function = Conv2D(strides, pads, dilations, channels_first)
+    function = Conv2D(strides, pads, dilations, channels_first, relu)
     return function(x, kernel) if bias is None else function(x, kernel, bias)
 
 
 def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
-           data_format='channels_last'):
+           data_format='channels_last', activation=None):
     """1-D convolution over the steps of a sequence.
 
     Args:
@@ -339,10 +369,12 @@ def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
             or a (left, right) pair.
         dilation_rate: Int (or a 1-tuple).
         data_format: 'channels_last' or 'channels_first'; the output has the same.
+        activation: None (linear) or ``'relu'``, applied in the same graph node.
 
     Returns:
         Tensor (N, out_steps, out_channels) or (N, out_channels, out_steps).
     """
+    relu = _relu(activation, 'conv1d')
     channels_first = _channels_first(data_format)
     x_shape, kernel_shape = _shape(x), _shape(kernel)
     _check_operands('conv1d', x_shape, kernel_shape, bias, channels_first, rank=1)
@@ -357,5 +389,5 @@ def conv1d(x, kernel, bias=None, strides=1, padding='valid', dilation_rate=1,
         pads = resolve_padding(((0, 0), pads), (1, steps), (1, window), (1, stride))[1]
     _check_output('conv1d', x_shape, kernel_shape,
                   [output_size(steps, pads, window, stride, dilation)])
-    function = Conv1D((1, stride), ((0, 0), pads), (1, dilation), channels_first)
+    function = Conv1D((1, stride), ((0, 0), pads), (1, dilation), channels_first, relu)
     return function(x, kernel) if bias is None else function(x, kernel, bias)

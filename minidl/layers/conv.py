@@ -18,6 +18,7 @@ from minidl.layers.base import Layer
 from minidl.layers.input_spec import InputSpec
 
 _DATA_FORMATS = ('channels_last', 'channels_first')
+_FUSES_RELU = (F.conv1d, F.conv2d)  # the functions that take activation='relu'
 
 
 def normalize_tuple(value, n, name, allow_zero=False):
@@ -159,10 +160,14 @@ class _Conv(Layer):
 
     def call(self, inputs):
         self.compute_output_shape(inputs.shape)  # an input too small is named here
+        # ReLU, the common case, runs in place inside conv1d's and conv2d's Function
+        # (one graph node, the same bits); a subclass's own function keeps it apart.
+        fused = self.activation is activations.relu and self.function in _FUSES_RELU
+        extra = {'activation': 'relu'} if fused else {}
         outputs = self.function(inputs, self.kernel, self.bias, strides=self.strides,
                                 padding=self.padding, dilation_rate=self.dilation_rate,
-                                data_format=self.data_format)
-        return self.activation(outputs)
+                                data_format=self.data_format, **extra)
+        return outputs if fused else self.activation(outputs)
 
     def compute_output_shape(self, input_shape):
         sizes = self._output_sizes(self._spatial(input_shape))
