@@ -51,7 +51,7 @@ C = constants
 class RNNPlan:
     """The primitives of one cell, direction and shape (a chunk of ``batch``)."""
 
-    def __init__(self, cell, reverse, batch, steps, features, units):
+    def __init__(self, cell, reverse, batch, steps, features, units, output_rows=None):
         gates = GATES[cell]
         self.cell, self.gates, self.units = cell, gates, units
         self.bias_gates = 4  # the LSTM's four gates; the GRU's three and a recurrent one
@@ -59,6 +59,10 @@ class RNNPlan:
         # Time-major (T, n, X) arrays of one chunk (see the module's docstring).
         self.x = memory.of_shape((steps, batch, features), (0, 1, 2))
         self.y = memory.of_shape((steps, batch, units), (0, 1, 2))
+        # The forward's output: the chunk's own (T, n, u) array, or (output_rows given, for
+        # inference) its columns of a time-major (T, output_rows, u) array of the whole batch.
+        self.y_out = self.y if output_rows is None else memory.strided(
+            (steps, batch, units), (output_rows * units, units, 1))
         self.state = memory.of_shape((1, 1, batch, units), (0, 1, 2, 3))
         self.keras_kernel = memory.of_shape((1, 1, features, gates, units), (0, 1, 2, 3, 4))
         self.keras_recurrent = memory.of_shape((1, 1, units, gates, units), (0, 1, 2, 3, 4))
@@ -72,7 +76,7 @@ class RNNPlan:
         # Training's forward also for inference: oneDNN's inference kernels round
         # differently, and a prediction gives the bits of the training pass.
         prop = C.FORWARD_TRAINING
-        x, y, state = self.x.handle, self.y.handle, self.state.handle
+        x, y, state = self.x.handle, self.y_out.handle, self.state.handle
         weights = self.kernel_any.handle, self.recurrent_any.handle
         if self.cell == 'lstm':
             return lambda pd, attr: api.functions().lstm_forward_primitive_desc_create(
@@ -151,15 +155,24 @@ class RNNKernel:
         work = self.kernel.shape[1] * (self.kernel.shape[0] + units) * batch * steps
         self.chunks = batch_chunks(batch, work, min(CHUNKS, max(1, batch // MIN_CHUNK_ROWS)))
         self.sequences, self.workspaces = {}, {}
-        plans = {size: self._plan(size) for size in {stop - start for start, stop in self.chunks}}
+        # Inference writes each chunk's states into its columns of one time-major array, whose
+        # batch-major view is the outputs: no copy to join the chunks (only the forward's
+        # output layout differs, and a prediction still has the training forward's bits).
+        joined = None
+        if not self.training and len(self.chunks) > 1:
+            joined = np.empty((steps, batch, units), np.float32)
+        output_rows = None if joined is None else batch
+        plans = {size: self._plan(size, output_rows)
+                 for size in {stop - start for start, stop in self.chunks}}
         weights = {size: plan.weights(plan.forward, self.kernel, self.recurrent)
                    for size, plan in plans.items()}
 
         def run(bounds):
             start, stop = bounds
-            plan, rows = self._plan(stop - start), slice(start, stop)
+            plan, rows = plans[stop - start], slice(start, stop)
             sequence = time_major(x[rows])
-            hidden = np.empty((steps, stop - start, units), np.float32)
+            hidden = np.empty((steps, stop - start, units), np.float32) if joined is None \
+                else joined[:, rows]
             arrays = {C.SRC: sequence, C.DST: hidden, C.BIAS: self.bias,
                       C.WEIGHTS: weights[stop - start][0],
                       C.WEIGHTS_ITER: weights[stop - start][1],
@@ -175,6 +188,8 @@ class RNNKernel:
 
         hidden = map_tasks(run, self.chunks)
         self.finals = finals
+        if joined is not None:
+            return (joined.swapaxes(0, 1), *finals)
         if len(hidden) == 1:
             return (hidden[0].swapaxes(0, 1), *finals)  # a view, as the reference loop's
         outputs = np.empty((batch, steps, units), np.float32)
@@ -248,11 +263,12 @@ class RNNKernel:
         recurrent = np.concatenate([grad[:2], grad[3:4]]).reshape(-1)
         return np.stack([both, recurrent])
 
-    def _plan(self, n):
+    def _plan(self, n, output_rows=None):
         _, steps, features = self.shape
         units = self.recurrent.shape[0]
-        key = ('rnn', self.cell, self.reverse, n, steps, features, units)
-        return cached(key, lambda: RNNPlan(self.cell, self.reverse, n, steps, features, units))
+        key = ('rnn', self.cell, self.reverse, n, steps, features, units, output_rows)
+        return cached(key, lambda: RNNPlan(self.cell, self.reverse, n, steps, features, units,
+                                           output_rows))
 
 
 def time_major(sequence):
