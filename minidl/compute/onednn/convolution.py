@@ -234,7 +234,8 @@ class Conv2DKernel:
         return self._sum_weight_parts(map_tasks(self._weight_grad_task(x, grad), self.chunks))
 
     def _weight_grad_task(self, x, grad):
-        """The task giving one chunk's (kernel gradient, bias gradient or None)."""
+        """The task giving one chunk's (plan, kernel gradient in the layout its primitive
+        wrote, bias gradient or None)."""
         out = self._out_channels()
 
         def backward_weights(bounds):
@@ -248,14 +249,28 @@ class Conv2DKernel:
             if bias is not None:
                 arrays[constants.DIFF_BIAS] = bias
             primitive.execute(arrays)
-            return plan.weights_out(weights, self.kernel.shape), bias
+            return plan, weights, bias
 
         return backward_weights
 
     def _sum_weight_parts(self, parts):
-        """The chunks' (kernel, bias) gradients summed in chunk order."""
-        grad_kernel = sum_in_order([kernel for kernel, _ in parts])
-        grad_bias = sum_in_order([bias for _, bias in parts]) if self.has_bias else None
+        """The chunks' (kernel, bias) gradients summed in chunk order.
+
+        Where every chunk's primitive wrote the kernel gradient in one layout, the
+        parts are summed in it and the sum is reordered into the Keras layout once,
+        not each part (LeNet's convolutions: 5 reorders of 7 fewer a step). Each
+        element is the same sum in the same order either way: the same bits.
+        """
+        plans = [plan for plan, _, _ in parts]
+        layouts = [plan.primitive('backward_weights').md(constants.DIFF_WEIGHTS)
+                   for plan in plans]
+        if all(memory.equal(layout, layouts[0]) for layout in layouts[1:]):
+            grad_kernel = plans[0].weights_out(
+                _sum_aligned([weights for _, weights, _ in parts]), self.kernel.shape)
+        else:
+            grad_kernel = sum_in_order([plan.weights_out(weights, self.kernel.shape)
+                                        for plan, weights, _ in parts])
+        grad_bias = sum_in_order([bias for _, _, bias in parts]) if self.has_bias else None
         return grad_kernel, grad_bias
 
     def _out_channels(self):
@@ -274,6 +289,20 @@ class Conv2DKernel:
             x_shape, self.kernel.shape, self._y_shape(n), self.strides, self.pads,
             self.dilations, self.channels_first, self.has_bias, self.depthwise))
 
+
+
+def _sum_aligned(parts):
+    """``((parts[0] + parts[1]) + parts[2]) + ...`` of float32 arrays, in an aligned
+    buffer for oneDNN's reorder (the one part itself when there is one). The padding
+    of a blocked layout is summed too: nothing reads it."""
+    if len(parts) == 1:
+        return parts[0]
+    total = memory.buffer(parts[0].nbytes).view(np.float32)
+    with np.errstate(all='ignore'):  # the padding's bits are oneDNN's to choose
+        np.add(parts[0], parts[1], out=total)
+        for part in parts[2:]:
+            np.add(total, part, out=total)
+    return total
 
 
 class ConvTranspose2DKernel(Conv2DKernel):
