@@ -167,13 +167,14 @@ class RNNKernel:
         weights = {size: plan.weights(plan.forward, self.kernel, self.recurrent)
                    for size, plan in plans.items()}
 
-        def run(bounds):
+        def prepare(bounds):
+            """The chunk's primitive, its arguments and its output."""
             start, stop = bounds
             plan, rows = plans[stop - start], slice(start, stop)
             sequence = time_major(x[rows])
-            hidden = np.empty((steps, stop - start, units), np.float32) if joined is None \
+            states = np.empty((steps, stop - start, units), np.float32) if joined is None \
                 else joined[:, rows]
-            arrays = {C.SRC: sequence, C.DST: hidden, C.BIAS: self.bias,
+            arrays = {C.SRC: sequence, C.DST: states, C.BIAS: self.bias,
                       C.WEIGHTS: weights[stop - start][0],
                       C.WEIGHTS_ITER: weights[stop - start][1],
                       C.SRC_ITER: self.states[0][rows], C.DST_ITER: finals[0][rows]}
@@ -182,11 +183,16 @@ class RNNKernel:
             arrays[C.WORKSPACE] = workspace = memory.buffer(plan.forward.bytes(C.WORKSPACE))
             if self.training:
                 self.workspaces[start] = workspace
-                self.sequences[start] = sequence, hidden
-            plan.forward.execute(arrays)
-            return hidden
+                self.sequences[start] = sequence, states
+            return plan.forward, arrays, states
 
-        hidden = map_tasks(run, self.chunks)
+        # Every chunk gets its arguments before the hand-off, so that a task is the primitive's
+        # call alone, in which the GIL is let go. A task that made its own (numpy's copies let
+        # the GIL go and take it back) could make the calling thread wait for the GIL between
+        # two Python lines while a pool thread's Python ran, and a thread that waits loses its
+        # core on a busy machine: most steps then ran the two chunks one after the other.
+        calls = [prepare(bounds) for bounds in self.chunks]
+        hidden = map_tasks(_execute, calls)
         self.finals = finals
         if joined is not None:
             return (joined.swapaxes(0, 1), *finals)
@@ -269,6 +275,13 @@ class RNNKernel:
         key = ('rnn', self.cell, self.reverse, n, steps, features, units, output_rows)
         return cached(key, lambda: RNNPlan(self.cell, self.reverse, n, steps, features, units,
                                            output_rows))
+
+
+def _execute(call):
+    """Run ``call`` (a primitive, its arguments, its output) and return its output: a task."""
+    primitive, arrays, output = call
+    primitive.execute(arrays)
+    return output
 
 
 def time_major(sequence):
