@@ -20,7 +20,8 @@ install: $(VENV)/.installed
 
 # The whole suite runs the vendor kernels (oneDNN, the default); the Functions
 # with a vendor branch run once more on the reference code alone.
-REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/test_pooling.py \
+REFERENCE_TESTS := tests/minidl/functions/test_conv.py tests/minidl/functions/test_conv_relu.py \
+	tests/minidl/functions/test_pooling.py \
 	tests/minidl/functions/test_conv_transpose.py tests/minidl/functions/test_normalization.py \
 	tests/minidl/functions/test_depthwise.py tests/minidl/functions/test_lstm.py \
 	tests/minidl/functions/test_gru.py tests/minidl/test_determinism.py
