@@ -53,7 +53,6 @@ its ``tanh``, and ``tanh(z) = 2 sigmoid(2z) - 1`` brings the LSTM's tanh gate
 into the same pass with a factor of -2.
 """
 
-import copy
 import itertools
 
 from minidl.compute import products, threads, vendor
@@ -127,8 +126,6 @@ class _Recurrence(Function):
         dtype = xp.result_type(x, *arrays)
         arrays = [a.astype(dtype, copy=False) for a in arrays]
         batch, steps, features = x.shape
-        units = arrays[1].shape[0]
-        self.scale = xp.repeat(xp.asarray(self.block_scales, dtype), units)
         self.shape = (steps, batch, features)
         self.kernels = arrays[0:count * width:width] if self.needs_input_grad[0] else None
         self.parts = [self._direction(d, dtype) for d in range(count)]
@@ -167,7 +164,8 @@ class _Recurrence(Function):
         which ``_run`` and ``_backprop`` keep what they save.
         """
         xp = self.xp
-        part = copy.copy(self)
+        part = object.__new__(type(self))  # copy.copy's result, without its generic machinery
+        part.__dict__.update(self.__dict__)
         part.reverse = self.directions[d]
         part.invalid = part.dropout = None
         # A mask with every step valid and a dropout mask of ones change nothing:
@@ -206,6 +204,8 @@ class _Recurrence(Function):
         bias = weights[2] if self.has_bias else None
         steps, batch, features = self.shape
         units = recurrent_kernel.shape[0]
+        # Made here, where the reference code needs it (its backward runs on this part too).
+        self.scale = xp.repeat(xp.asarray(self.block_scales, kernel.dtype), units)
         states = [state[None] for state in states] or \
             [xp.zeros((1, batch, units), kernel.dtype)] * self.state_count
         sequence = xp.ascontiguousarray(self._time_major(x, self.reverse), dtype=kernel.dtype)
