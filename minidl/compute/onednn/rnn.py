@@ -27,7 +27,14 @@ under a millisecond) and gives the same bits.
 
 The batch runs in fixed chunks on minidl's pool, each call on one thread;
 the weight gradients are the chunks' parts summed in chunk order, so no bit
-depends on the number of threads. A direction's batch is cut into at most
+depends on the number of threads. The forward makes every chunk's arguments
+before the hand-off, so that a task is the primitive's call alone (tasks
+that made their own made the calling thread wait for the GIL). In inference
+the chunks write their hidden states into their columns of one time-major
+array of the whole batch (the output described strided), whose batch-major
+view is the outputs; the primitive is otherwise training's forward, since
+oneDNN's forward_inference rounds differently for some shapes (an LSTM of
+512 inputs, on 3.2). A direction's batch is cut into at most
 :data:`CHUNKS` chunks of at least :data:`MIN_CHUNK_ROWS` sequences: the
 per-step products of thinner chunks run far below the machine's speed. The
 rule is the same for a bidirectional layer, whose directions are tasks of
