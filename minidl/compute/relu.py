@@ -1,5 +1,5 @@
-"""max(x, 0) at numpy's best speed, NaN kept: the pass behind ReLU's forward and Dense's
-ReLU on oneDNN.
+"""max(x, 0) at numpy's best speed, NaN kept: the pass behind ReLU's forward, Dense's
+ReLU on oneDNN and the convolution's fused ReLU; and that ReLU's gradient mask.
 
 numpy runs its SIMD loop for two contiguous arrays only: with the scalar 0
 ``maximum`` takes a loop 2-4x slower (0.385 against 0.17 ms per million
@@ -44,4 +44,23 @@ def maximum_with_zero(x, out, xp=np):
     for start in range(0, flat_x.size, ZERO_TILE):
         stop = min(start + ZERO_TILE, flat_x.size)
         np.maximum(flat_x[start:stop], zeros[:stop - start], out=flat_out[start:stop])
+    return out
+
+
+def positive_part_grad(grad, y, xp=np):
+    """``grad * (y > 0)``, bit for bit, in a fresh array of ``grad``'s shape and dtype.
+
+    The mask is written into the output as 1.0 and 0.0, which is then
+    multiplied by ``grad`` in place: the same products (a bool operand is cast
+    to 1.0 and 0.0 too; ``-0.0``, NaN and inf come out alike), but numpy's
+    float loop runs faster than its bool-casting one. LeNet's first
+    convolution's output gradient (64 x 28 x 28 x 6) in a training step on
+    the loaded 2-core AMD EPYC: 247 -> 214 us; its second's 57 -> 52 us.
+    CuPy arrays take ``grad * (y > 0)`` itself.
+    """
+    if xp is not np:
+        return grad * (y > 0)
+    out = np.empty(grad.shape, grad.dtype)
+    np.greater(y, 0, out=out)
+    np.multiply(grad, out, out=out)
     return out

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from minidl.compute import products, vendor
-from minidl.compute.relu import maximum_with_zero
+from minidl.compute.relu import maximum_with_zero, positive_part_grad
 from minidl.compute.threads import map_tasks, sum_in_order
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
@@ -104,7 +104,7 @@ class Conv2D(Function):
 
     def backward(self, grad):
         if self.relu:
-            grad = grad * (self.y > 0)
+            grad = positive_part_grad(grad, self.y, self.xp)  # grad * (y > 0)
         if self.vendor_kernel is not None:
             return self.vendor_kernel.backward(grad, self.needs_input_grad)
         return self._backward_reference(grad)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from minidl import Tensor, layers, losses, models, naming, optimizers
+from minidl.compute.relu import positive_part_grad
 from minidl import functions as F
 from minidl.functions.activation import ReLU
 from minidl.functions.conv import Conv1D, Conv2D, conv1d, conv2d
@@ -101,6 +102,23 @@ def test_conv1d_same_bits_as_conv1d_then_relu():
         outputs.append([y.numpy()] + [t.grad.numpy() for t in tensors])
     for a, b in zip(*outputs):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize('grad_dtype,y_dtype', [(np.float32, np.float32),
+                                                 (np.float64, np.float32),
+                                                 (np.float16, np.float32)])
+def test_the_gradient_mask_has_the_bits_of_multiplying_by_the_bool_mask(grad_dtype, y_dtype):
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 2.5, -2.5])
+    y = np.tile(specials, 9).astype(y_dtype)
+    grad = np.repeat(specials, 9).astype(grad_dtype)  # every (grad, y) pair of specials
+    y, grad = y.reshape(3, 3, 9), grad.reshape(3, 3, 9)
+    for g in (grad, grad[:, ::-1]):  # and a non-contiguous gradient
+        with np.errstate(invalid='ignore'):  # inf * 0, in both
+            expected = g * (y > 0)
+            actual = positive_part_grad(g, y)
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        # The same bits: NaN where NaN, -0.0 where -0.0.
+        assert actual.tobytes() == np.ascontiguousarray(expected).tobytes()
 
 
 def test_nan_and_inf_are_kept_as_pytorch_keeps_them():
