@@ -29,9 +29,11 @@ layer with ``activation='relu'`` asks) runs inside the same Function, after
 either branch: numpy's ``max(y, 0)`` in place on the convolution's own fresh
 output (:func:`~minidl.compute.relu.maximum_with_zero`, NaN kept; not
 oneDNN's ReLU, which maps NaN to 0), and backward masks the output gradient
-with ``y > 0`` before the convolution's backward. The float operations are
-those of ``conv2d`` then ``relu``, so every bit is too; one graph node, one
-output array and no separate ReLU pass over a copy.
+with ``y > 0`` before the convolution's backward (a vendor kernel is handed
+``y`` and masks it itself: oneDNN's in its weight tasks where only the
+kernel's gradient is wanted, as in a network's first layer). The float
+operations are those of ``conv2d`` then ``relu``, so every bit is too; one
+graph node, one output array and no separate ReLU pass over a copy.
 """
 
 import itertools
@@ -103,10 +105,12 @@ class Conv2D(Function):
         return y
 
     def backward(self, grad):
+        if self.vendor_kernel is not None:
+            # The kernel masks grad with y > 0 itself (oneDNN: in its tasks where it can).
+            relu = {'relu_output': self.y} if self.relu else {}
+            return self.vendor_kernel.backward(grad, self.needs_input_grad, **relu)
         if self.relu:
             grad = positive_part_grad(grad, self.y, self.xp)  # grad * (y > 0)
-        if self.vendor_kernel is not None:
-            return self.vendor_kernel.backward(grad, self.needs_input_grad)
         return self._backward_reference(grad)
 
     def _forward_reference(self, x, kernel, *bias):

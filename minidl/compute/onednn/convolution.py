@@ -33,6 +33,7 @@ import numpy as np
 from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn.primitive import (
     Primitive, batch_chunks, cached, call_threads, engine, reorder)
+from minidl.compute.relu import positive_part_grad
 from minidl.compute.threads import map_tasks, run_tasks, sum_in_order
 
 
@@ -172,19 +173,29 @@ class Conv2DKernel:
         map_tasks(convolve, self.data_chunks)
         return y
 
-    def backward(self, grad, needs_input_grad):
+    def backward(self, grad, needs_input_grad, relu_output=None):
         """Gradients ``(x, kernel[, bias])`` for the output gradient ``grad``; None where
-        ``needs_input_grad`` is false."""
+        ``needs_input_grad`` is false.
+
+        ``relu_output`` is the forward's output after a ReLU fused behind it (by
+        ``functions.conv.Conv2D``), whose mask ``relu_output > 0`` ``grad`` goes
+        through first. When only the kernel's gradient is wanted (a network's first
+        convolution) each weight chunk masks its own rows in its pool task, in cache
+        and on every thread; otherwise the whole array is masked here (the input
+        gradient's chunks differ from the weights'). The same products either way.
+        """
         grad = np.ascontiguousarray(grad, dtype=np.float32)
         grad_x = grad_kernel = grad_bias = None
         wants_bias = len(needs_input_grad) == 3 and needs_input_grad[2]
+        if relu_output is not None and (needs_input_grad[0] or not needs_input_grad[1]):
+            grad, relu_output = positive_part_grad(grad, relu_output), None
         if needs_input_grad[0] and needs_input_grad[1]:
             grad_x, grad_kernel, chunk_bias = self._input_and_weight_grads(grad)
             grad_bias = chunk_bias if wants_bias else None
         elif needs_input_grad[0]:
             grad_x = self._input_grad(grad)
         elif needs_input_grad[1]:
-            grad_kernel, chunk_bias = self._weight_grads(self.x, grad)
+            grad_kernel, chunk_bias = self._weight_grads(self.x, grad, relu_output)
             grad_bias = chunk_bias if wants_bias else None
         if wants_bias and not needs_input_grad[1]:
             grad_bias = grad.sum(axis=(0, 2, 3) if self.channels_first else (0, 1, 2))
@@ -228,12 +239,14 @@ class Conv2DKernel:
 
         return grad_x, backward_data
 
-    def _weight_grads(self, x, grad):
+    def _weight_grads(self, x, grad, relu_output=None):
         """The kernel gradient and the bias's (or None) of input ``x`` and output gradient
-        ``grad``, summed over the chunks in order."""
-        return self._sum_weight_parts(map_tasks(self._weight_grad_task(x, grad), self.chunks))
+        ``grad`` (masked with ``relu_output > 0`` chunk by chunk, when given), summed over
+        the chunks in order."""
+        return self._sum_weight_parts(
+            map_tasks(self._weight_grad_task(x, grad, relu_output), self.chunks))
 
-    def _weight_grad_task(self, x, grad):
+    def _weight_grad_task(self, x, grad, relu_output=None):
         """The task giving one chunk's (plan, kernel gradient in the layout its primitive
         wrote, bias gradient or None)."""
         out = self._out_channels()
@@ -243,7 +256,10 @@ class Conv2DKernel:
             plan = self._plan(stop - start)
             primitive = plan.primitive('backward_weights')
             weights = memory.buffer(primitive.bytes(constants.DIFF_WEIGHTS)).view(np.float32)
-            arrays = {constants.SRC: x[start:stop], constants.DIFF_DST: grad[start:stop],
+            rows = grad[start:stop]
+            if relu_output is not None:
+                rows = positive_part_grad(rows, relu_output[start:stop])
+            arrays = {constants.SRC: x[start:stop], constants.DIFF_DST: rows,
                       constants.DIFF_WEIGHTS: weights}
             bias = np.empty(out, np.float32) if self.has_bias else None
             if bias is not None:

@@ -90,6 +90,22 @@ def test_same_bits_as_conv2d_then_relu(x_shape, kernel_shape, kwargs, needs_x):
             np.testing.assert_array_equal(a, b)
 
 
+def test_onednn_masks_a_first_convolution_in_its_weight_tasks(monkeypatch):
+    # Only the kernel's gradient wanted (a network's first convolution): each weight chunk
+    # masks its own rows in its pool task; with the input's gradient, the whole array once.
+    from minidl.compute.onednn import convolution
+    masked = []
+    mask = convolution.positive_part_grad
+    monkeypatch.setattr(convolution, 'positive_part_grad',
+                        lambda grad, y: masked.append(len(grad)) or mask(grad, y))
+    for needs_x in (False, True):
+        masked.clear()
+        (_, _, seen), _ = _fused_and_parts(*CASES[0][:2], CASES[0][2], needs_x=needs_x)
+        if seen != [convolution.Conv2DKernel]:
+            pytest.skip('oneDNN does not run here')
+        assert sorted(masked) == ([64] if needs_x else [20, 22, 22])  # from either thread
+
+
 def test_conv1d_same_bits_as_conv1d_then_relu():
     x, kernel, bias = _float32(4, 11, 3, seed=0), _float32(3, 3, 5, seed=1), _float32(5, seed=2)
     upstream = _float32(4, 11, 5, seed=3)

@@ -91,10 +91,13 @@ class Conv2DKernel:
             y += bias.reshape(-1, 1, 1) if self.channels_first else bias
         return y
 
-    def backward(self, grad, needs_input_grad):
+    def backward(self, grad, needs_input_grad, relu_output=None):
         """Gradients ``(x, kernel[, bias])`` for the output gradient ``grad``; None where
-        ``needs_input_grad`` is false."""
+        ``needs_input_grad`` is false. ``relu_output``: the output of a ReLU fused behind
+        the forward, whose mask (``relu_output > 0``) ``grad`` goes through first."""
         xp = self.xp
+        if relu_output is not None:
+            grad = grad * (relu_output > 0)
         grad = xp.ascontiguousarray(grad, dtype=self.x.dtype)
         grad_x = grad_kernel = grad_bias = None
         if needs_input_grad[0]:
