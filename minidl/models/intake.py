@@ -242,10 +242,33 @@ def check_finite(arrays, what):
     """Raise a ValueError naming ``what`` if a floating array holds NaN or infinity."""
     for index, array in enumerate(arrays or []):
         data = to_numpy(array.data) if isinstance(array, Tensor) else np.asarray(array)
-        if data.dtype.kind == 'f' and not np.isfinite(data).all():
+        if data.dtype.kind == 'f' and not _all_finite(data):
             position = np.argwhere(~np.isfinite(data))[0]
             raise ValueError(f'{what}[{index}] holds a NaN or infinite value (first at index '
                              f'{tuple(int(i) for i in position)}); clean the data first')
+
+
+def _all_finite(data):
+    """Whether the floating array ``data`` holds no NaN and no infinity.
+
+    Every ``*_on_batch`` call asks. For float32 and float64 a dot product of
+    the array with itself answers in one read and no temporary (``isfinite``
+    writes a boolean array as large as a quarter of the data, which evicts
+    the model's own working set: 10-20 us of a small inference step): a
+    square is never negative, so the sum is NaN or infinite exactly when some
+    element is, in any summation order, or when a finite sum overflows; only
+    then is every element tested.
+    """
+    if data.dtype in _DOT_DTYPES and data.flags.c_contiguous:
+        flat = data.reshape(-1)
+        with np.errstate(over='ignore', invalid='ignore'):  # the overflow is only looked at
+            total = np.dot(flat, flat)
+        if np.isfinite(total):
+            return True
+    return bool(np.isfinite(data).all())
+
+
+_DOT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def check_batch(batch):
