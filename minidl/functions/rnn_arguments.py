@@ -22,6 +22,40 @@ def check_arguments(name, x, weights, initial_states, gates, bias_shape):
         gates: Number of gate blocks in the kernels' columns.
         bias_shape: Callable from units to the expected bias shape.
     """
+    # The checks depend only on the shapes and dtypes (and on the bias shape the
+    # units ask for): a layer calls with the same ones on every step, so those
+    # found consistent once are not checked again.
+    key = _signature(name, x, weights, initial_states, gates, bias_shape)
+    if key is not None and key in _CONSISTENT:
+        return
+    _check_arguments(name, x, weights, initial_states, gates, bias_shape)
+    if key is not None:
+        if len(_CONSISTENT) >= 1024:  # shapes that change from call to call: stay bounded
+            _CONSISTENT.clear()
+        _CONSISTENT.add(key)
+
+
+_CONSISTENT = set()  # signatures (see _signature) whose arguments passed the checks
+
+
+def _signature(name, x, weights, initial_states, gates, bias_shape):
+    """Everything :func:`check_arguments` reads, hashable; None for a value without a
+    shape and a dtype (a list: checked every time)."""
+    if not weights:
+        return None
+    values = [x] + [value for triple in weights for value in triple] + list(initial_states)
+    try:
+        shapes = tuple([None if value is None else (tuple(value.shape), np.dtype(value.dtype))
+                        for value in values])
+    except (AttributeError, TypeError):
+        return None
+    recurrent_shape = shapes[2][0] if shapes[2] is not None else ()
+    units = recurrent_shape[0] if len(recurrent_shape) == 2 else None
+    return (name, gates, len(weights), len(initial_states),
+            None if units is None else bias_shape(units), shapes)
+
+
+def _check_arguments(name, x, weights, initial_states, gates, bias_shape):
     named = [('x', x)]
     for d, (kernel, recurrent_kernel, bias) in enumerate(weights):
         suffix = f' (direction {d})' if len(weights) > 1 else ''
