@@ -256,10 +256,11 @@ def test_a_weight_gradient_made_before_its_forward_keeps_its_bits(monkeypatch):
     def weight_grads(forward_first):
         plan = ConvolutionPlan(x.shape, (5, 5, 1, 6), grad.shape, (1, 1), ((2, 2), (2, 2)),
                                (1, 1), False, True, False)
-        if forward_first:
-            assert plan.primitive('forward').omp_threads == 2
+        if forward_first:  # (its kernel, jit, then runs the one made for one thread)
+            plan.primitive('forward')
+            assert plan.made['forward', 2].omp_threads == 2
         made = plan.primitive('backward_weights')
-        assert made.omp_threads == 1 and ('forward', 2) in plan.primitives
+        assert made.omp_threads == 1 and ('forward', 2) in plan.made
         weights = memory.buffer(made.bytes(constants.DIFF_WEIGHTS)).view(np.float32)
         bias = np.empty(6, np.float32)
         made.execute({constants.SRC: x, constants.DIFF_DST: grad,
