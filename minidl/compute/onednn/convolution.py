@@ -22,15 +22,20 @@ gradient sum over no image's neighbours in the batch, but oneDNN 3.2 does
 not keep their bits on every OpenMP thread count: its ``brgconv`` and
 ``jit`` kernels choose their blocking (and so the order of each output's
 sum over kernel taps and input channels) with the thread count in their
-cost estimates, ``brgconv_strided``'s input gradient likewise, and
-``x64:gemm:jit`` (NCHW data, dilations) splits its products' depth among
-threads. Measured on AVX-512, 1 against 2, 4, 8 and 16 threads: a
+cost estimates (``brg_blocking_t::est_eff`` and ``iterate_ker_block`` in
+``src/cpu/x64/jit_brgemm_conv_utils.cpp``, ``get_thr_eff`` in
+``jit_avx512_common_conv_kernel.cpp``), ``brgconv_strided``'s input gradient
+likewise, and ``x64:gemm:jit`` (NCHW data, dilations) runs its products
+through oneDNN's sgemm, whose threaded drivers can split a thin product's
+depth (as its RNN's do, ``rnn.py``). Measured on AVX-512, 1 against 2, 4, 8 and 16 threads: a
 7x7 stride-4 convolution of 16 channels differs by 5e-6 on 2 threads, an
 11x11 NCHW one by 3e-4. Only the kernels of 1x1 convolutions
 (``brgconv_1x1``, ``jit_1x1``: a product whose every output's sum over the
 input channels runs in one thread, as in matmul) and of depthwise ones
 (``jit_dw``, ``brdgmm_dw``: sums over the taps only) kept every bit in a
-sweep of 2,100 random shapes each (:data:`THREAD_SAFE_KERNELS`). Any other
+sweep of 2,100 random convolutions, in which each ran 30 (``jit_1x1``,
+``jit_dw``) to 500 (``brgconv_1x1``) shapes (:data:`THREAD_SAFE_KERNELS`;
+``tests/minidl/compute/test_onednn_thread_counts.py`` pins some). Any other
 forward or input gradient runs on one OpenMP thread, and a threaded one runs
 only where oneDNN picks the same kernel for one thread. The bits of every
 result therefore depend on the shapes and the CPU's instruction set, never
