@@ -7,6 +7,17 @@ forward keeps oneDNN's workspace (each window's winner), which its backward
 reads; the gradient goes to the first maximum of a window, as in the
 reference code. Data is read where it lies, NHWC or NCHW; the batch runs in
 chunks on minidl's pool (no sums cross images, so the chunks change no bit).
+
+Threads: the backward of windows that overlap (a window larger than its
+stride on some axis) sums several windows' gradients into one input cell,
+and oneDNN 3.2's jit pooling takes them in an order that follows the thread
+count: on NHWC data it processes ``ur_bc`` channel blocks together, chosen to
+spread the work over ``nthr`` threads (``init_conf`` in
+``src/cpu/x64/jit_uni_pool_kernel.cpp``). A 3x3 stride-2 max pool's input
+gradient differed by 2e-7 between 1 and 2 OpenMP threads. So that backward
+runs on one thread; the forward (each output's own window, in a fixed order)
+and the backward of windows that do not overlap keep the thread count (the
+same bits on 1 to 16 threads in 300 random shapes).
 """
 
 import numpy as np
@@ -26,7 +37,8 @@ VISIT_WORK = 16
 
 class PoolingPlan:
     """The forward and (made on first use) backward primitives of one pooling shape,
-    made for ``threads`` OpenMP threads."""
+    made for ``threads`` OpenMP threads; the backward of overlapping windows for one
+    (see the module's docstring)."""
 
     def __init__(self, kind, x_shape, y_shape, window, strides, pads, channels_first, threads):
         axes = (0, 1, 2, 3) if channels_first else (0, 3, 1, 2)
@@ -40,6 +52,8 @@ class PoolingPlan:
                 pd, engine(), constants.FORWARD_TRAINING, self.algorithm, self.x.handle,
                 self.y.handle, *self.geometry, attr), threads)
         self.threads = threads
+        overlapping = any(size > stride for size, stride in zip(window, strides))
+        self.backward_threads = 1 if overlapping else threads
         self.workspace_bytes = self.forward.bytes(constants.WORKSPACE)
         self._backward = None
 
@@ -49,7 +63,7 @@ class PoolingPlan:
             self._backward = Primitive(
                 lambda pd, attr: api.functions().pooling_backward_primitive_desc_create(
                     pd, engine(), self.algorithm, self.x.handle, self.y.handle, *self.geometry,
-                    self.forward.descriptor, attr), self.threads)
+                    self.forward.descriptor, attr), self.backward_threads)
         return self._backward
 
 

@@ -1,4 +1,5 @@
-"""oneDNN's threaded calls give the same bits on 1, 2, 4, 8 and 16 OpenMP threads (issue 25).
+"""oneDNN's threaded calls (Dense, convolution, pooling) give the same bits on 1, 2, 4, 8 and
+16 OpenMP threads (issue 25).
 
 minidl gives a oneDNN call the process's share of the cores (``threads.cpu_share``)
 divided among its pool's threads: 8, 16 or 64 threads on a large machine, where the pool
@@ -18,6 +19,7 @@ from minidl.compute import threads
 from minidl.compute.onednn import matmul, primitive
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.compute.onednn.dense import DenseKernel
+from minidl.compute.onednn.pooling import Pool2DKernel
 
 from tests.minidl.compute.onednn_support import require_onednn
 
@@ -135,3 +137,28 @@ def test_a_3x3_convolution_runs_on_one_thread(onednn_on, monkeypatch):
     assert plan.primitive('forward').omp_threads == 1
     assert plan.primitive('backward_data').omp_threads == 1
     threads._blas.release()
+
+
+# (kind, x shape, window, stride, pad, channels_first). The first three changed their input
+# gradient's bits before the guard (on 2; 4; 2 threads): overlapping windows on NHWC data.
+POOL_CASES = [
+    ('max', (3, 7, 7, 64), 3, 2, 1, False),
+    ('average', (2, 16, 16, 64), 3, 1, 0, False),
+    ('max', (2, 16, 16, 64), 2, 1, 0, False),
+    ('max', (2, 12, 12, 64), 2, 2, 0, False),  # windows that do not overlap
+    ('average', (2, 12, 12, 16), 3, 2, 1, True),
+]
+
+
+@pytest.mark.parametrize('case', POOL_CASES, ids=str)
+def test_pooling_gives_the_same_bits_on_any_thread_count(case, onednn_on, monkeypatch):
+    kind, x_shape, window, stride, pad, channels_first = case
+    x = np.random.default_rng(sum(x_shape)).standard_normal(x_shape).astype(np.float32)
+
+    def run():
+        pool = Pool2DKernel(kind, (window, window), (stride, stride), ((pad, pad), (pad, pad)),
+                            channels_first)
+        y = pool.forward(x)
+        return [y, pool.backward(np.cos(np.arange(y.size, dtype=np.float32)).reshape(y.shape))]
+
+    _assert_same_bits(_on_counts(monkeypatch, run), ['y', 'x grad'])
