@@ -28,7 +28,7 @@ number of threads. CuPy arrays are multiplied whole.
 
 import numpy as np
 
-from minidl.compute import threads
+from minidl.compute import pool
 
 # OpenBLAS takes its small-matrix path up to about 10^6 multiply-adds; a
 # piece stays at half that, where it measured fastest.
@@ -111,7 +111,7 @@ def matmul(a, b, out=None, xp=np):
         block = lambda rows: small_matmul(a[rows], b, out=out[rows], xp=xp)
     else:
         block = lambda columns: small_matmul(a, b[:, columns], out=out[:, columns], xp=xp)
-    threads.map_tasks(block, blocks, xp)
+    pool.map_tasks(block, blocks, xp)
     return out
 
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from minidl.compute import products, vendor
 from minidl.compute.relu import maximum_with_zero, positive_part_grad
-from minidl.compute.threads import map_tasks, sum_in_order
+from minidl.compute.pool import map_tasks, sum_in_order
 from minidl.functions.windows import (
     as_pair, im2col, offset_slices, output_size, pad_spatial, resolve_padding)
 from minidl.tensor import Function
@@ -144,7 +144,7 @@ class Conv2D(Function):
     def _convolve(self, x, kernel_matrix, strides, out_size, bias=None):
         """``im2col(x) @ kernel_matrix (+ bias)`` in chunks of images.
 
-        The chunks are tasks of :func:`~minidl.compute.threads.map_tasks`:
+        The chunks are tasks of :func:`~minidl.compute.pool.map_tasks`:
         each writes its own rows of the product.
 
         Returns:

@@ -18,7 +18,7 @@ import numpy as np
 
 from minidl.compute import get_array_module, is_array, vendor
 from minidl.compute.donation import may_overwrite
-from minidl.compute.threads import map_tasks, row_blocks, sum_in_order
+from minidl.compute.pool import map_tasks, row_blocks, sum_in_order
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function, Tensor
 

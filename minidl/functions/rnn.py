@@ -55,7 +55,7 @@ into the same pass with a factor of -2.
 
 import itertools
 
-from minidl.compute import products, threads, vendor
+from minidl.compute import pool, products, vendor
 from minidl.compute.products import StepProduct
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
@@ -136,7 +136,7 @@ class _Recurrence(Function):
             weights = arrays[d * width:(d + 1) * width]
             states = initial[d * count_states:(d + 1) * count_states]
             return self.parts[d]._forward_one(x, weights, states)
-        results = threads.map_tasks(run, range(count), xp)
+        results = pool.map_tasks(run, range(count), xp)
         return (self._outputs([outputs for outputs, _ in results]),) + sum(
             (last for _, last in results), ())
 
@@ -144,14 +144,14 @@ class _Recurrence(Function):
         count, count_states = len(self.directions), self.state_count
         steps, batch, _ = self.shape
         per_direction = grad_outputs.reshape(batch, steps, count, -1)
-        results = threads.map_tasks(
+        results = pool.map_tasks(
             lambda d: self.parts[d]._backward_one(
                 d, per_direction[:, :, d],
                 grad_finals[d * count_states:(d + 1) * count_states]),
             range(count), self.xp)
         grad_x = None
         if self.needs_input_grad[0]:
-            grad_x = threads.sum_in_order([grad for grad, _, _ in results])
+            grad_x = pool.sum_in_order([grad for grad, _, _ in results])
         grads = sum((weight_grads for _, weight_grads, _ in results), [])
         if self.has_state:
             grads += sum((state_grads for _, _, state_grads in results), [])

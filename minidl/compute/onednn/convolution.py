@@ -51,7 +51,7 @@ from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn.primitive import (
     Primitive, batch_chunks, cached, call_threads, engine, reorder)
 from minidl.compute.relu import positive_part_grad
-from minidl.compute.threads import map_tasks, run_tasks, sum_in_order
+from minidl.compute.pool import map_tasks, run_tasks, sum_in_order
 
 # oneDNN 3.2's forward / input-gradient kernels (the part after the last '+' of the
 # implementation's name, before its ':') whose bits are the same on any OpenMP thread count.

@@ -26,7 +26,7 @@ import ctypes
 
 import numpy as np
 
-from minidl.compute import threads
+from minidl.compute import pool, threads
 from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn.primitive import Primitive, cached, engine
 
@@ -45,7 +45,7 @@ def product_threads(work):
     """OpenMP threads for one product of ``work`` multiply-adds: the process's share of
     the cores, or one for a product under ``MIN_THREADED_WORK`` or inside a task of
     minidl's pool (whose other threads have the other cores)."""
-    if work < MIN_THREADED_WORK or threads.in_task():
+    if work < MIN_THREADED_WORK or pool.in_task():
         return 1
     return threads.cpu_share()
 

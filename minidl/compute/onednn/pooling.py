@@ -25,7 +25,7 @@ import numpy as np
 from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn.primitive import (
     Primitive, batch_chunks, cached, call_threads, engine)
-from minidl.compute.threads import map_tasks
+from minidl.compute.pool import map_tasks
 
 ALGORITHMS = {'max': constants.POOLING_MAX, 'average': constants.POOLING_AVG_EXCLUDE_PADDING}
 # What one window visit costs, in the multiply-adds that batch_chunks counts: 0.2 to 0.8 ns a

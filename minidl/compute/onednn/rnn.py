@@ -46,7 +46,7 @@ import numpy as np
 
 from minidl.compute.onednn import api, constants, memory
 from minidl.compute.onednn.primitive import Primitive, batch_chunks, cached, engine, reorder
-from minidl.compute.threads import map_tasks, sum_in_order
+from minidl.compute.pool import map_tasks, sum_in_order
 
 THREADS = 1  # the weight gradients sum over the batch and the steps
 CHUNKS = 2

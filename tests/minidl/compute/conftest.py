@@ -3,7 +3,7 @@
 import pytest
 
 import minidl
-from minidl.compute import threads, vendor
+from minidl.compute import blas_threads, vendor
 
 
 @pytest.fixture
@@ -11,7 +11,7 @@ def two_threads(monkeypatch):
     """The worker pool on two threads for one test, BLAS given its threads back after."""
     monkeypatch.setattr(minidl.config, 'num_threads', 2)
     yield
-    threads._blas.release()  # the pool's hold on BLAS would outlast the test
+    blas_threads.blas.release()  # the pool's hold on BLAS would outlast the test
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl.compute import threads, vendor
+from minidl.compute import blas_threads, vendor
 from minidl.compute.onednn import api, primitive
 from minidl.compute.onednn.library import OnednnUnavailable
 from minidl.tensor import Tensor
@@ -55,7 +55,7 @@ def on_threads(monkeypatch, count, fresh_primitives, run):
     try:
         return run()
     finally:
-        threads._blas.release()
+        blas_threads.blas.release()
 
 
 def assert_same_bits_on_one_and_two_threads(monkeypatch, fresh_primitives, run, names,

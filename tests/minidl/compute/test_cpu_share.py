@@ -6,7 +6,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import minidl
-from minidl.compute import threads
+from minidl.compute import blas_threads, pool, threads
 
 
 def _blas_threads():
@@ -26,12 +26,12 @@ def host(monkeypatch):
 @contextlib.contextmanager
 def blas_starting_at(count):
     """BLAS at ``count`` threads when minidl first looks; its own count given back after."""
-    threads._blas.release()  # minidl reads the libraries' counts afresh
+    blas_threads.blas.release()  # minidl reads the libraries' counts afresh
     with threadpool_limits(count, user_api='blas'):
         try:
             yield
         finally:
-            threads._blas.release()
+            blas_threads.blas.release()
 
 
 @pytest.mark.parametrize('cpus, ranks, share', [
@@ -44,9 +44,9 @@ def test_the_share_is_the_cpus_divided_among_the_ranks_and_at_least_one(host, cp
 def test_the_default_pool_takes_the_share_up_to_four_threads(host, monkeypatch):
     monkeypatch.delenv('MINIDL_NUM_THREADS', raising=False)
     monkeypatch.setattr(minidl.config, 'num_threads', None)
-    for cpus, ranks, pool in [(2, 1, 2), (2, 2, 1), (8, 2, 4), (16, 2, 1)]:
+    for cpus, ranks, size in [(2, 1, 2), (2, 2, 1), (8, 2, 4), (16, 2, 1)]:
         host(cpus, ranks)
-        assert threads.num_threads() == pool
+        assert threads.num_threads() == size
 
 
 def test_a_one_thread_pool_holds_blas_to_the_share(host, monkeypatch):
@@ -54,10 +54,10 @@ def test_a_one_thread_pool_holds_blas_to_the_share(host, monkeypatch):
     with blas_starting_at(2):
         before = _blas_threads()
         host(2, 2)
-        threads.run_tasks([lambda: None])
+        pool.run_tasks([lambda: None])
         assert _blas_threads() == [1] * len(before)
         host(2, 1)  # a share of two: BLAS gets its own two back
-        threads.run_tasks([lambda: None])
+        pool.run_tasks([lambda: None])
         assert _blas_threads() == before
 
 
@@ -65,11 +65,11 @@ def test_blas_never_gets_more_threads_than_it_started_with(host, monkeypatch):
     monkeypatch.setattr(minidl.config, 'num_threads', 1)
     with blas_starting_at(1):  # as with OPENBLAS_NUM_THREADS=1
         host(8, 2)  # a share of four
-        threads.run_tasks([lambda: None])
+        pool.run_tasks([lambda: None])
         assert set(_blas_threads()) == {1}
     with blas_starting_at(2):
         host(8, 1)
-        threads.run_tasks([lambda: None])
+        pool.run_tasks([lambda: None])
         assert set(_blas_threads()) == {2}
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import minidl
 from minidl import config, layers, models, optimizers
-from minidl.compute import threads, vendor
+from minidl.compute import pool, threads, vendor
 from minidl.compute.onednn import matmul, primitive
 from minidl.compute.onednn.dense import DenseKernel
 from minidl.functions.dense import Dense, dense
@@ -182,7 +182,7 @@ def test_a_large_product_runs_on_the_process_share_of_the_cores(two_threads):
 def test_a_small_product_or_one_inside_a_pool_task_runs_on_one_thread(two_threads):
     assert matmul.product_threads(matmul.MIN_THREADED_WORK - 1) == 1
     large = lambda: matmul.product_threads(matmul.MIN_THREADED_WORK)
-    assert threads.run_tasks([large, large]) == [1, 1]
+    assert pool.run_tasks([large, large]) == [1, 1]
 
 
 @pytest.mark.parametrize('case', [CASES[0], CASES[5]], ids=str)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import minidl
-from minidl.compute import threads
+from minidl.compute import blas_threads, threads
 from minidl.compute.onednn import matmul, primitive
 from minidl.compute.onednn.convolution import Conv2DKernel
 from minidl.compute.onednn.dense import DenseKernel
@@ -36,7 +36,7 @@ def _on_counts(monkeypatch, run):
         monkeypatch.setattr(threads, 'cpu_share', lambda count=count: count)
         monkeypatch.setattr(primitive, '_cache', collections.OrderedDict())
         results[count] = run()
-    threads._blas.release()
+    blas_threads.blas.release()
     return results
 
 
@@ -124,7 +124,7 @@ def test_1x1_and_depthwise_convolutions_keep_their_threads(x_shape, kernel_shape
     plan = conv._plan(x_shape[0])
     for direction in ('forward', 'backward_data'):
         assert plan.primitive(direction).omp_threads == 8, plan.primitive(direction).implementation
-    threads._blas.release()
+    blas_threads.blas.release()
 
 
 def test_a_3x3_convolution_runs_on_one_thread(onednn_on, monkeypatch):
@@ -136,7 +136,7 @@ def test_a_3x3_convolution_runs_on_one_thread(onednn_on, monkeypatch):
     assert plan.made['forward', 8].omp_threads == 8  # made for 8, run made for one
     assert plan.primitive('forward').omp_threads == 1
     assert plan.primitive('backward_data').omp_threads == 1
-    threads._blas.release()
+    blas_threads.blas.release()
 
 
 # (kind, x shape, window, stride, pad, channels_first). The first three changed their input

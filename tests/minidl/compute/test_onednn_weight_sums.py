@@ -8,7 +8,7 @@ import pytest
 from minidl import config
 from minidl.compute.onednn import constants, memory
 from minidl.compute.onednn.convolution import Conv2DKernel
-from minidl.compute.threads import sum_in_order
+from minidl.compute.pool import sum_in_order
 from tests.minidl.compute.onednn_support import require_onednn
 
 require_onednn('its convolution')

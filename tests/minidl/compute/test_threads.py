@@ -13,7 +13,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import minidl
-from minidl.compute import threads
+from minidl.compute import blas_threads, pool, threads
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
@@ -31,7 +31,7 @@ def test_results_come_back_in_task_order_from_two_threads(two_threads):
             barrier.wait()
         return k, threading.get_ident()
 
-    results = threads.run_tasks([lambda k=k: task(k) for k in range(6)])
+    results = pool.run_tasks([lambda k=k: task(k) for k in range(6)])
     assert [k for k, _ in results] == list(range(6))
     idents = [ident for _, ident in results]
     assert idents[:3] == [threading.get_ident()] * 3  # the caller runs the first group
@@ -40,7 +40,7 @@ def test_results_come_back_in_task_order_from_two_threads(two_threads):
 
 def test_one_thread_runs_every_task_in_the_caller(monkeypatch):
     monkeypatch.setattr(minidl.config, 'num_threads', 1)
-    assert threads.run_tasks([threading.get_ident] * 4) == [threading.get_ident()] * 4
+    assert pool.run_tasks([threading.get_ident] * 4) == [threading.get_ident()] * 4
 
 
 def test_the_environment_sets_the_default(monkeypatch):
@@ -53,15 +53,15 @@ def test_the_environment_sets_the_default(monkeypatch):
 
 def test_tasks_of_another_array_module_run_in_the_caller(two_threads):
     not_numpy = object()
-    assert threads.run_tasks([threading.get_ident] * 4, not_numpy) == \
+    assert pool.run_tasks([threading.get_ident] * 4, not_numpy) == \
         [threading.get_ident()] * 4
 
 
 def test_nested_tasks_run_in_their_thread(two_threads):
     def outer():
-        return threads.run_tasks([threading.get_ident] * 2)
+        return pool.run_tasks([threading.get_ident] * 2)
 
-    for inner in threads.run_tasks([outer, outer]):
+    for inner in pool.run_tasks([outer, outer]):
         assert inner[0] == inner[1]
 
 
@@ -76,7 +76,7 @@ def test_an_error_is_raised_after_every_task_has_finished(two_threads):
         raise KeyError('boom')
 
     with pytest.raises(KeyError, match='boom'):
-        threads.run_tasks([fail, slow])
+        pool.run_tasks([fail, slow])
     assert done == ['slow']
 
 
@@ -92,16 +92,16 @@ def test_a_call_from_another_thread_meanwhile_runs_its_tasks_itself(two_threads)
 
     first = []
     caller = threading.Thread(target=lambda: first.append(
-        threads.run_tasks([lambda: 'caller', hold])))
+        pool.run_tasks([lambda: 'caller', hold])))
     caller.start()
     assert inside.wait(10)  # the worker is busy with the first call
-    results = threads.run_tasks([(lambda k=k: (k, threading.get_ident())) for k in range(4)])
+    results = pool.run_tasks([(lambda k=k: (k, threading.get_ident())) for k in range(4)])
     assert [k for k, _ in results] == [0, 1, 2, 3]
     assert {ident for _, ident in results} == {threading.get_ident()}
     release.set()
     caller.join(10)
     assert first == [['caller', 'held']]
-    assert threads.run_tasks([lambda: 1, lambda: 2]) == [1, 2]  # the workers serve again
+    assert pool.run_tasks([lambda: 1, lambda: 2]) == [1, 2]  # the workers serve again
 
 
 def test_a_base_exception_in_a_workers_task_reaches_the_caller(two_threads):
@@ -109,8 +109,8 @@ def test_a_base_exception_in_a_workers_task_reaches_the_caller(two_threads):
         raise SystemExit(3)
 
     with pytest.raises(SystemExit):
-        threads.run_tasks([lambda: 1, leave])
-    assert threads.run_tasks([lambda: 1, lambda: 2]) == [1, 2]
+        pool.run_tasks([lambda: 1, leave])
+    assert pool.run_tasks([lambda: 1, lambda: 2]) == [1, 2]
 
 
 def test_a_call_interrupted_while_a_worker_runs_leaves_the_pool_usable(two_threads):
@@ -129,11 +129,11 @@ def test_a_call_interrupted_while_a_worker_runs_leaves_the_pool_usable(two_threa
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        threads.run_tasks([interrupted, slow])
+        pool.run_tasks([interrupted, slow])
     release.set()
     assert ran_on and ran_on[0] != threading.get_ident()
-    assert ran_on[0] not in {worker.thread.ident for worker in threads._workers}
-    assert threads.run_tasks([(lambda k=k: k) for k in range(4)]) == [0, 1, 2, 3]
+    assert ran_on[0] not in {worker.thread.ident for worker in pool._workers}
+    assert pool.run_tasks([(lambda k=k: k) for k in range(4)]) == [0, 1, 2, 3]
 
 
 def test_more_threads_make_more_workers(monkeypatch):
@@ -144,10 +144,10 @@ def test_more_threads_make_more_workers(monkeypatch):
         barrier.wait()  # all three groups at once
         return k, threading.get_ident()
 
-    results = threads.run_tasks([lambda k=k: task(k) for k in range(3)])
+    results = pool.run_tasks([lambda k=k: task(k) for k in range(3)])
     assert [k for k, _ in results] == [0, 1, 2]
     assert len({ident for _, ident in results}) == 3
-    threads._blas.release()
+    blas_threads.blas.release()
 
 
 def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
@@ -155,20 +155,20 @@ def test_blas_is_held_to_one_thread_while_the_pool_is_on(monkeypatch):
         before = _blas_threads()
         assert before and set(before) == {2}
         monkeypatch.setattr(minidl.config, 'num_threads', 2)
-        inside = threads.run_tasks([_blas_threads, _blas_threads])
+        inside = pool.run_tasks([_blas_threads, _blas_threads])
         assert inside == [[1] * len(before)] * 2
         assert _blas_threads() == [1] * len(before)  # between tasks too: nothing spins
         monkeypatch.setattr(minidl.config, 'num_threads', 1)
-        threads.run_tasks([_blas_threads])
+        pool.run_tasks([_blas_threads])
         assert _blas_threads() == before
 
 
 @pytest.mark.skipif(not hasattr(os, 'fork'), reason='needs fork')
 def test_a_forked_child_gets_a_pool_of_its_own(two_threads):
-    threads.run_tasks([lambda: None] * 2)  # the parent's worker thread exists
+    pool.run_tasks([lambda: None] * 2)  # the parent's worker thread exists
     child = os.fork()
     if child == 0:  # the child: the parent's workers are gone, so a new pool must start
-        os._exit(0 if threads.run_tasks([lambda: 1] * 4) == [1] * 4 else 1)
+        os._exit(0 if pool.run_tasks([lambda: 1] * 4) == [1] * 4 else 1)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         pid, status = os.waitpid(child, os.WNOHANG)
@@ -182,10 +182,10 @@ def test_a_forked_child_gets_a_pool_of_its_own(two_threads):
 
 def test_row_blocks_cover_the_rows_in_order():
     array = np.zeros((10, 100), np.float32)  # 400 bytes a row
-    blocks = threads.row_blocks(array, block_bytes=1200)
+    blocks = pool.row_blocks(array, block_bytes=1200)
     assert blocks == [slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 10)]
-    assert threads.row_blocks(array, block_bytes=10) == [slice(k, k + 1) for k in range(10)]
-    assert threads.row_blocks(np.zeros((0, 4)), block_bytes=10) == []
+    assert pool.row_blocks(array, block_bytes=10) == [slice(k, k + 1) for k in range(10)]
+    assert pool.row_blocks(np.zeros((0, 4)), block_bytes=10) == []
 
 
 SCRIPT = '''
@@ -193,18 +193,18 @@ import hashlib, sys, threading
 import numpy as np
 import minidl
 from minidl import layers, models, optimizers
-from minidl.compute import products, threads
+from minidl.compute import pool, products
 from minidl.functions.conv import Conv2D
 
-threads.BLOCK_BYTES = 16 << 10    # many blocks, chunks and cut products at these small sizes
+pool.BLOCK_BYTES = 16 << 10    # many blocks, chunks and cut products at these small sizes
 products.SPLIT_PRODUCT = 1 << 16
 Conv2D.CHUNK_BYTES = 64 << 10
 used = set()
-run_group = threads._run_group
+run_group = pool._run_group
 def recording(tasks):
     used.add(threading.get_ident())
     return run_group(tasks)
-threads._run_group = recording
+pool._run_group = recording
 
 minidl.set_seed(3)
 rng = np.random.default_rng(0)
