@@ -15,7 +15,7 @@ import numpy as np
 
 from minidl.compute import get_array_module
 from minidl.compute.donation import may_overwrite
-from minidl.compute.relu import maximum_with_zero
+from minidl.compute.relu import maximum_with_zero, positive_part_grad
 from minidl.functions.axes import normalize_axis
 from minidl.tensor import Function
 
@@ -61,6 +61,8 @@ class ReLU(_Activation):
         xp, y = self.xp, self.y
         if y.ndim == 0:
             return grad * (y > 0)
+        if grad.dtype == y.dtype and grad.shape == y.shape:  # the usual case: the shared mask
+            return positive_part_grad(grad, y, xp)
         grad_x = xp.empty(y.shape, xp.result_type(grad, y))
         xp.multiply(grad, y > 0, out=grad_x)
         return grad_x

@@ -12,7 +12,7 @@ batch, whose order is fixed by the shape.
 """
 
 from minidl.compute.onednn.matmul import matmul, readable
-from minidl.compute.relu import maximum_with_zero
+from minidl.compute.relu import maximum_with_zero, positive_part_grad
 
 
 class DenseKernel:
@@ -39,7 +39,7 @@ class DenseKernel:
         ``needs_input_grad`` is false."""
         grad = readable(grad)
         if self.relu:
-            grad = grad * (self.y > 0)
+            grad = positive_part_grad(grad, self.y)
         grad_x = matmul(grad, self.kernel.T) if needs_input_grad[0] else None
         grad_kernel = matmul(self.x.T, grad) if needs_input_grad[1] else None
         grad_bias = None
