@@ -49,11 +49,19 @@ def num_threads():
 
 
 def default_threads():
-    """The process's share of the cores (:func:`cpu_share`), or 1 where that is more
-    than ``MAX_DEFAULT_THREADS``: the work is cut into about four parts, and beyond
-    that BLAS's own threads use a large machine better."""
-    share = cpu_share()
-    return share if share <= MAX_DEFAULT_THREADS else 1
+    """The process's share of the cores (:func:`cpu_share`), at most ``MAX_DEFAULT_THREADS``.
+
+    Kernels cut a batch into at most four chunks (fewer for a recurrence),
+    fixed by the shapes so that no bit depends on the thread count, so more
+    pool threads would wait. A larger share goes to the OpenMP threads of
+    each chunk's oneDNN call (:func:`minidl.compute.onednn.primitive.call_threads`),
+    where the kernel's bits do not depend on their count, and to oneDNN's
+    ``Dense`` products, which run outside the pool on the whole share. (A
+    pool of one thread there, as before, left the kernels whose bits do
+    depend on the count, 3x3 convolutions and recurrences among them, on one
+    core.)
+    """
+    return min(cpu_share(), MAX_DEFAULT_THREADS)
 
 
 def cpu_share():

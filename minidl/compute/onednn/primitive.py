@@ -47,7 +47,7 @@ def engine():
 
 def call_threads():
     """OpenMP threads for one oneDNN call: this process's share of the cores, split
-    among the threads of minidl's pool (so 1 while the pool is on)."""
+    among the threads of minidl's pool (1 on up to seven cores, 4 on sixteen)."""
     return max(1, threads.cpu_share() // threads.num_threads())
 
 

@@ -44,7 +44,7 @@ def test_the_share_is_the_cpus_divided_among_the_ranks_and_at_least_one(host, cp
 def test_the_default_pool_takes_the_share_up_to_four_threads(host, monkeypatch):
     monkeypatch.delenv('MINIDL_NUM_THREADS', raising=False)
     monkeypatch.setattr(minidl.config, 'num_threads', None)
-    for cpus, ranks, size in [(2, 1, 2), (2, 2, 1), (8, 2, 4), (16, 2, 1)]:
+    for cpus, ranks, size in [(2, 1, 2), (2, 2, 1), (8, 2, 4), (16, 2, 4), (64, 1, 4)]:
         host(cpus, ranks)
         assert threads.num_threads() == size
 

@@ -2,14 +2,16 @@
 16 OpenMP threads (issue 25).
 
 minidl gives a oneDNN call the process's share of the cores (``threads.cpu_share``)
-divided among its pool's threads: 8, 16 or 64 threads on a large machine, where the pool
-has one thread. Each count here is that share, with the pool on one thread, and makes its
+divided among its pool's four threads on a large machine (a user's MINIDL_NUM_THREADS=1
+gives each call the whole share). Each count here is that share, with the pool on one thread,
+and makes its
 own primitives (as a process that only ever had that count); the truth is the one-thread
 run. More threads than this machine's cores are slower but valid: oneDNN divides its work
 by the count it is given, not by the cores.
 """
 
 import collections
+import threading
 
 import numpy as np
 import pytest
@@ -136,6 +138,34 @@ def test_a_3x3_convolution_runs_on_one_thread(onednn_on, monkeypatch):
     assert plan.made['forward', 8].omp_threads == 8  # made for 8, run made for one
     assert plan.primitive('forward').omp_threads == 1
     assert plan.primitive('backward_data').omp_threads == 1
+    blas_threads.blas.release()
+
+
+def test_on_sixteen_cores_a_3x3_convolution_runs_its_chunks_on_four_pool_threads(
+        onednn_on, monkeypatch):
+    # The default pool on a large machine: a kernel whose oneDNN call keeps one thread (its
+    # bits would follow the count) still uses four cores, one chunk of the batch on each.
+    monkeypatch.delenv('MINIDL_NUM_THREADS', raising=False)
+    monkeypatch.setattr(minidl.config, 'num_threads', None)
+    monkeypatch.setattr(threads, '_usable_cpus', lambda: 16)
+    monkeypatch.setattr(threads, 'ranks_on_host', 1)
+    ran_on, execute = set(), primitive.Primitive.execute
+
+    def spy(self, arrays):
+        ran_on.add((threading.current_thread().name, self.omp_threads))
+        return execute(self, arrays)
+
+    monkeypatch.setattr(primitive.Primitive, 'execute', spy)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 32, 32, 16)).astype(np.float32)
+    kernel = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
+    conv = Conv2DKernel((1, 1), ((1, 1), (1, 1)), (1, 1), False)
+    y = conv.forward(x, kernel)
+    assert threads.num_threads() == 4 and primitive.call_threads() == 4
+    assert len(ran_on) == 4 and {count for _, count in ran_on} == {1}, ran_on
+    monkeypatch.setattr(minidl.config, 'num_threads', 1)  # the truth: one pool thread
+    assert np.array_equal(y, Conv2DKernel((1, 1), ((1, 1), (1, 1)), (1, 1), False).forward(
+        x, kernel))
     blas_threads.blas.release()
 
 
