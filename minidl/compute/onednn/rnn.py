@@ -32,9 +32,16 @@ before the hand-off, so that a task is the primitive's call alone (tasks
 that made their own made the calling thread wait for the GIL). In inference
 the chunks write their hidden states into their columns of one time-major
 array of the whole batch (the output described strided), whose batch-major
-view is the outputs; the primitive is otherwise training's forward, since
-oneDNN's forward_inference rounds differently for some shapes (an LSTM of
-512 inputs, on 3.2). A direction's batch is cut into at most
+view is the outputs, and the primitive is oneDNN's forward_inference, which
+keeps no workspace for a backward (8 MB a chunk of 16 of W6's LSTM,
+written at every call): W6's prediction step 1.92 -> 1.82 ms (2-core AMD
+EPYC, interleaved, faster in 16 of 16 rounds). It rounds differently from
+the training forward on some shapes (11 of 120 random ones; an LSTM of 512
+inputs, for one), so a prediction agrees with the training pass's outputs
+to float32 rounding, not bitwise. Like the training forward's, a
+sequence's result is the same in any chunk of two rows or more (those 120
+shapes), so predictions keep their bits on any number of threads or
+ranks. A direction's batch is cut into at most
 :data:`CHUNKS` chunks of at least :data:`MIN_CHUNK_ROWS` sequences: the
 per-step products of thinner chunks run far below the machine's speed. The
 rule is the same for a bidirectional layer, whose directions are tasks of
@@ -56,9 +63,12 @@ C = constants
 
 
 class RNNPlan:
-    """The primitives of one cell, direction and shape (a chunk of ``batch``)."""
+    """The primitives of one cell, direction and shape (a chunk of ``batch``): with
+    ``training``, oneDNN's training forward (it writes the workspace the backward reads)
+    and the backward; else its inference forward."""
 
-    def __init__(self, cell, reverse, batch, steps, features, units, output_rows=None):
+    def __init__(self, cell, reverse, batch, steps, features, units, training=True,
+                 output_rows=None):
         gates = GATES[cell]
         self.cell, self.gates, self.units = cell, gates, units
         self.bias_gates = 4  # the LSTM's four gates; the GRU's three and a recurrent one
@@ -76,13 +86,12 @@ class RNNPlan:
         self.kernel_any = memory.any_format((1, 1, features, gates, units))
         self.recurrent_any = memory.any_format((1, 1, units, gates, units))
         self.bias = memory.of_shape((1, 1, self.bias_gates, units), (0, 1, 2, 3))
+        self.training = training
         self.forward = Primitive(self._forward_descriptor(), THREADS)
         self._backward, self.reorders = None, {}
 
     def _forward_descriptor(self):
-        # Training's forward also for inference: oneDNN's inference kernels round
-        # differently, and a prediction gives the bits of the training pass.
-        prop = C.FORWARD_TRAINING
+        prop = C.FORWARD_TRAINING if self.training else C.FORWARD_INFERENCE
         x, y, state = self.x.handle, self.y_out.handle, self.state.handle
         weights = self.kernel_any.handle, self.recurrent_any.handle
         if self.cell == 'lstm':
@@ -163,13 +172,12 @@ class RNNKernel:
         self.chunks = batch_chunks(batch, work, min(CHUNKS, max(1, batch // MIN_CHUNK_ROWS)))
         self.sequences, self.workspaces = {}, {}
         # Inference writes each chunk's states into its columns of one time-major array, whose
-        # batch-major view is the outputs: no copy to join the chunks (only the forward's
-        # output layout differs, and a prediction still has the training forward's bits).
+        # batch-major view is the outputs: no copy to join the chunks.
         joined = None
         if not self.training and len(self.chunks) > 1:
             joined = np.empty((steps, batch, units), np.float32)
         output_rows = None if joined is None else batch
-        plans = {size: self._plan(size, output_rows)
+        plans = {size: self._plan(size, self.training, output_rows)
                  for size in {stop - start for start, stop in self.chunks}}
         weights = {size: plan.weights(plan.forward, self.kernel, self.recurrent)
                    for size, plan in plans.items()}
@@ -187,9 +195,9 @@ class RNNKernel:
                       C.SRC_ITER: self.states[0][rows], C.DST_ITER: finals[0][rows]}
             if self.cell == 'lstm':
                 arrays.update({C.SRC_ITER_C: self.states[1][rows], C.DST_ITER_C: finals[1][rows]})
-            arrays[C.WORKSPACE] = workspace = memory.buffer(plan.forward.bytes(C.WORKSPACE))
             if self.training:
-                self.workspaces[start] = workspace
+                arrays[C.WORKSPACE] = self.workspaces[start] = memory.buffer(
+                    plan.forward.bytes(C.WORKSPACE))
                 self.sequences[start] = sequence, states
             return plan.forward, arrays, states
 
@@ -218,7 +226,7 @@ class RNNKernel:
 
         def run(bounds):
             start, stop = bounds
-            plan, rows = self._plan(stop - start), slice(start, stop)
+            plan, rows = self._plan(stop - start, training=True), slice(start, stop)
             primitive = plan.backward
             kernel, recurrent = plan.weights(primitive, self.kernel, self.recurrent)
             grad_kernel = np.empty_like(self.kernel)
@@ -276,12 +284,12 @@ class RNNKernel:
         recurrent = np.concatenate([grad[:2], grad[3:4]]).reshape(-1)
         return np.stack([both, recurrent])
 
-    def _plan(self, n, output_rows=None):
+    def _plan(self, n, training, output_rows=None):
         _, steps, features = self.shape
         units = self.recurrent.shape[0]
-        key = ('rnn', self.cell, self.reverse, n, steps, features, units, output_rows)
+        key = ('rnn', self.cell, self.reverse, n, steps, features, units, training, output_rows)
         return cached(key, lambda: RNNPlan(self.cell, self.reverse, n, steps, features, units,
-                                           output_rows))
+                                           training, output_rows))
 
 
 def _execute(call):

@@ -273,7 +273,7 @@ def test_the_onednn_primitives_really_run(case, onednn_on, executed):
         sizes = collections.Counter(stop - start for start, stop in kernel.chunks)
         assert sum(sizes.values()) == min(2, case.x.shape[0])
         for size, chunks in sizes.items():
-            plan = kernel._plan(size)
+            plan = kernel._plan(size, training=True)
             for p in (plan.forward, plan.backward):
                 assert ran[id(p)] == chunks, p.implementation  # forward and backward, each chunk
                 assert p.implementation and p.omp_threads == 1
@@ -453,7 +453,9 @@ def test_bidirectional_equals_its_directions_run_apart(case, onednn_on):
 
 
 @pytest.mark.parametrize('case', [CASES[0], LSTM_CASE, GRU_CASE] + BIDIRECTIONAL, ids=str)
-def test_inference_gives_the_bits_of_training(case, onednn_on):
+def test_inference_agrees_with_training(case, onednn_on):
+    # oneDNN's inference forward rounds differently from its training forward on some shapes
+    # (test_onednn_rnn_inference.py): the two agree to float32 rounding.
     trained, training_kernels = case.run_minidl()
     with no_grad():
         inferred, inference_kernels = case.run_minidl(needs_grad=False)
@@ -461,7 +463,7 @@ def test_inference_gives_the_bits_of_training(case, onednn_on):
     assert not any(k.training for k in inference_kernels)
     assert len(inferred) == len(case.grads)  # the outputs and final states
     for name, a, b in zip(case.names(), inferred, trained):
-        assert np.array_equal(a, b), name
+        assert_close(a, b, 1e-6, name)
 
 
 def _train(monkeypatch, use_onednn):

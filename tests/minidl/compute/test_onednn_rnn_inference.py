@@ -1,13 +1,13 @@
-"""oneDNN recurrences in inference: a prediction has the bits of the training pass's forward.
+"""oneDNN recurrences in inference: oneDNN's inference forward, its bits fixed by the data.
 
-Inference runs the same forward primitive as training (oneDNN's forward_training; its
-forward_inference rounds differently for some shapes: checked on 3.2, e.g. an LSTM of 512
-inputs), but writes each batch chunk's hidden states straight into its columns of one
-time-major array of the whole batch (a strided output) instead of the chunk's own array. These
-cases use the real chunk rules (no test-sized chunks), at sizes of the workloads (W6's LSTM, a
-GRU and LSTM of W5's widths) and odd ones, forward and reversed, with initial states: outputs
-and final states must be bitwise those of a forward that records for backward, on one pool
-thread and on two.
+A prediction runs oneDNN's forward_inference (no workspace kept for a backward), writing
+each batch chunk's hidden states straight into its columns of one time-major array of the
+whole batch. It rounds differently from the training forward on some shapes (an LSTM of 512
+inputs, for one), so the two agree to float32 rounding; what must hold bitwise is that a
+prediction does not depend on how the batch was cut: on one pool thread or two, and for a
+sequence predicted in a smaller batch (a rank's shard, another chunk size). These cases use
+the real chunk rules (no test-sized chunks), at sizes of the workloads (W6's LSTM, a GRU and
+LSTM of W5's widths) and odd ones, forward and reversed, with initial states.
 """
 
 import numpy as np
@@ -21,7 +21,7 @@ from minidl.functions.lstm import lstm
 from minidl.functions.rnn import _Recurrence
 from minidl.tensor import Tensor
 
-from tests.minidl.compute.onednn_support import on_threads, require_onednn
+from tests.minidl.compute.onednn_support import assert_close, on_threads, require_onednn
 
 require_onednn('its recurrences')
 
@@ -33,6 +33,7 @@ CASES = [
     ('gru', 40, 30, 13, 33, True, False),
     ('lstm', 35, 25, 20, 40, False, True),  # uneven chunks of 18 and 17 rows
 ]
+IDS = ['-'.join(map(str, case)) for case in CASES]
 
 
 @pytest.fixture
@@ -43,22 +44,25 @@ def real_chunks(monkeypatch):
     vendor.forget()
 
 
-def _run(case, training):
-    """Outputs and final states of one call, and its vendor kernel."""
+def _run(case, training, rows=None):
+    """Outputs and final states of one call (on the first ``rows`` sequences), and its
+    vendor kernel."""
     cell, batch, steps, features, units, reverse, with_states = case
     gates = 4 if cell == 'lstm' else 3
     rng = np.random.default_rng(batch * steps + features + units)
+    rows = slice(None, rows)
 
-    def normal(*shape, scale=1.0):
-        return Tensor((rng.standard_normal(shape) * scale).astype(np.float32),
+    def normal(*shape, scale=1.0, batched=False):
+        array = (rng.standard_normal(shape) * scale).astype(np.float32)
+        return Tensor(np.ascontiguousarray(array[rows]) if batched else array,
                       requires_grad=training)
 
-    x = normal(batch, steps, features)
+    x = normal(batch, steps, features, batched=True)
     kernel = normal(features, gates * units, scale=features ** -0.5)
     recurrent = normal(units, gates * units, scale=units ** -0.5)
     bias = normal(*((gates * units,) if cell == 'lstm' else (2, gates * units)), scale=0.5)
     count = 2 if cell == 'lstm' else 1
-    states = [normal(batch, units) for _ in range(count)] if with_states else None
+    states = [normal(batch, units, batched=True) for _ in range(count)] if with_states else None
     seen = []
     forward = _Recurrence.forward
 
@@ -77,21 +81,47 @@ def _run(case, training):
     return [np.array(out.numpy(), copy=True) for out in outputs], kernel_run
 
 
-@pytest.mark.parametrize('case', CASES, ids=lambda case: '-'.join(map(str, case)))
-def test_a_prediction_has_the_bits_of_the_training_forward(case, real_chunks, monkeypatch):
+def _pairs(first, second):
+    """(name, array of ``first``, array of ``second``) of two calls' results."""
+    assert len(first) == len(second)
+    return zip(['outputs', 'h_last', 'c_last'], first, second)
+
+
+def _predict(case, rows=None):
+    with no_grad():
+        arrays, kernel = _run(case, training=False, rows=rows)
+    assert type(kernel) is RNNKernel and not kernel.training
+    return arrays, kernel
+
+
+@pytest.mark.parametrize('case', CASES, ids=IDS)
+def test_a_prediction_runs_the_inference_forward_and_agrees_with_training(case, real_chunks):
     trained, training_kernel = _run(case, training=True)
     assert type(training_kernel) is RNNKernel and training_kernel.training
+    assert len(training_kernel.workspaces) == 2  # one per chunk, for the backward
+    predicted, kernel = _predict(case)
+    assert len(kernel.chunks) == 2 and not kernel.workspaces
+    size = kernel.chunks[0][1]
+    assert not kernel._plan(size, training=False, output_rows=case[1]).training
+    for name, a, b in _pairs(predicted, trained):
+        assert_close(a, b, 1e-6, name)
 
-    def infer():
-        with no_grad():
-            arrays, kernel = _run(case, training=False)
-        assert type(kernel) is RNNKernel and not kernel.training
-        assert len(kernel.chunks) == 2  # the chunks write into one time-major array
-        return arrays
 
-    for threads in (1, 2):
-        inferred = on_threads(monkeypatch, threads, False, infer)
-        assert len(inferred) == len(trained)
-        for name, a, b in zip(['outputs', 'h_last', 'c_last'], inferred, trained):
-            assert a.shape == b.shape, name
-            assert np.array_equal(a, b), f'{name} on {threads} pool threads'
+@pytest.mark.parametrize('case', CASES, ids=IDS)
+def test_a_prediction_has_the_same_bits_on_one_and_two_pool_threads(
+        case, real_chunks, monkeypatch):
+    one, two = (on_threads(monkeypatch, count, False, lambda: _predict(case)[0])
+                for count in (1, 2))
+    for name, a, b in _pairs(one, two):
+        assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize('case', CASES, ids=IDS)
+@pytest.mark.parametrize('rows', [2, 17])
+def test_a_sequence_is_predicted_alike_in_a_smaller_batch(case, rows, real_chunks):
+    # The truth is a second call on fewer sequences: one chunk of ``rows``, not two halves.
+    whole, _ = _predict(case)
+    part, kernel = _predict(case, rows)
+    assert kernel.chunks == [(0, rows)]
+    for name, a, b in _pairs(whole, part):
+        assert np.array_equal(a[:rows], b), name
