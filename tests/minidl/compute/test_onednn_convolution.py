@@ -245,7 +245,7 @@ def test_a_weight_gradient_made_before_its_forward_keeps_its_bits(monkeypatch):
     # and summed in another order than when its forward existed first.
     from minidl.compute import threads
     from minidl.compute.onednn import constants, memory
-    from minidl.compute.onednn.convolution import ConvolutionPlan
+    from minidl.compute.onednn.convolution_plan import ConvolutionPlan
     monkeypatch.setattr(config, 'use_onednn', 'always')
     monkeypatch.setattr(config, 'num_threads', 1)
     monkeypatch.setattr(threads, 'cpu_share', lambda: 2)
