@@ -55,7 +55,7 @@ from zoo.training.resumable import fit_resumable
 from zoo.training.speech import BATCH_SIZE, CONFIG, LEARNING_RATE
 
 SEED = 0
-UTTERANCES = 48000
+UTTERANCES = 96000
 TEST_UTTERANCES = 500
 # The model, its learning rate and batch are the closed-vocabulary recipe's
 # (zoo.training.speech: CONFIG, LEARNING_RATE, BATCH_SIZE); the epochs differ.
