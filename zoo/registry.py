@@ -175,14 +175,15 @@ register(WeightFile(
 # speech) on this project's 2-core machine at commit 9ee8a01, resumed across two
 # sessions (9 epochs, then 3); error rates on the recipe's 500 test utterances:
 # held-out voices saying words no training text contains. The language model
-# ships beside the weights.
+# (zoo.training.speech_open.language_model: a character 7-gram of the corpus's
+# training texts and everyday English) ships beside the weights.
 register(WeightFile(
     family='deepspeech2', name='open', file_name='deepspeech2_open.h5',
     sha256='38b6b48345c886e1bd7901a5da1aa44d3187832db4a32b4c1d4bd3102d1bfa4e',
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1820,
-    wer=0.8518, wer_with_lm=0.7582, language_model='deepspeech2_open_lm.json.gz',
-    language_model_sha256='74331490ebfb3a65bed4a9a2d7d729ae6abe8e9c0ebdc9c37b2af1b9fc686479',
+    script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1730,
+    wer=0.8518, wer_with_lm=0.7028, language_model='deepspeech2_open_lm.json.gz',
+    language_model_sha256='f4ef4254a9e7cd2b45e00788154c89b9fa76d526fdaf99ff15b13925b4b6c19a',
     config=DEEPSPEECH2_DEFAULT))
