@@ -2,12 +2,12 @@
 16 OpenMP threads (issue 25).
 
 minidl gives a oneDNN call the process's share of the cores (``threads.cpu_share``)
-divided among its pool's four threads on a large machine (a user's MINIDL_NUM_THREADS=1
-gives each call the whole share). Each count here is that share, with the pool on one thread,
-and makes its
-own primitives (as a process that only ever had that count); the truth is the one-thread
-run. More threads than this machine's cores are slower but valid: oneDNN divides its work
-by the count it is given, not by the cores.
+divided among its pool's threads: 2, 4 or 16 on a machine of 8, 16 or 64 cores, where the
+pool has four (MINIDL_NUM_THREADS=1 gives each call the whole share). Each count here is
+that share, with the pool on one thread, and makes its own primitives (as a process that
+only ever had that count); the truth is the one-thread run. More threads than this
+machine's cores are slower but valid: oneDNN divides its work by the count it is given, not
+by the cores.
 """
 
 import collections
