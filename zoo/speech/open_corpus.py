@@ -9,7 +9,11 @@ set of words. Two splits:
   accents); texts of 1 to 5 training words, each a common word
   (:data:`~zoo.speech.words.COMMON_WORDS`) or any training word with even
   odds, and with probability :data:`TEMPLATE_PROBABILITY` a text of the
-  template corpus (digit strings, commands, sentences).
+  template corpus (digit strings, commands, sentences). Given ``everyday``
+  sentences (an option of :func:`generate`; the registered recipe has
+  none), a training text is one of them with probability
+  :data:`EVERYDAY_PROBABILITY`, so that function words are heard inside
+  phrases, as espeak-ng runs them together ("have a nice day").
 - ``'test'``: held-out voices (``VARIANTS['test']``) saying 1 to 4 held-out
   words, words that no training text contains.
 
@@ -36,6 +40,7 @@ from zoo.speech.words import COMMON_WORDS, check_words, load_words, split_words
 FORMAT_VERSION = 1
 SHARD = 500
 TEMPLATE_PROBABILITY = 0.15
+EVERYDAY_PROBABILITY = 0.15
 _SPLIT_CODES = {'train': 11, 'test': 12}
 
 
@@ -56,12 +61,16 @@ class Vocabulary:
             raise ValueError('the word list has no held-out word; give a longer list')
 
 
-def draw_open_text(rng, split, vocabulary):
-    """One text of ``split`` (``'train'`` or ``'test'``), drawn with the Generator ``rng``."""
+def draw_open_text(rng, split, vocabulary, everyday=()):
+    """One text of ``split`` (``'train'`` or ``'test'``), drawn with the Generator ``rng``;
+    a training text is one of the ``everyday`` sentences with probability
+    :data:`EVERYDAY_PROBABILITY` (none: no draw for it, the same stream as before)."""
     if split == 'test':
         count = int(rng.integers(1, 5))
         return ' '.join(vocabulary.held_out[i]
                         for i in rng.integers(0, len(vocabulary.held_out), count))
+    if everyday and rng.random() < EVERYDAY_PROBABILITY:
+        return everyday[rng.integers(len(everyday))]
     if rng.random() < TEMPLATE_PROBABILITY:
         return draw_text(rng)[1]
     chosen = []
@@ -76,11 +85,11 @@ def _check_split(split):
         raise ValueError(f'split must be one of {sorted(_SPLIT_CODES)}, got {split!r}')
 
 
-def utterance(split, index, vocabulary, seed=0):
+def utterance(split, index, vocabulary, seed=0, everyday=()):
     """Utterance ``index`` of a split: ``(transcript, voice, wave)``, wave float64 at 22050 Hz."""
     _check_split(split)
     rng = np.random.default_rng([seed, FORMAT_VERSION, _SPLIT_CODES[split], index])
-    text = draw_open_text(rng, split, vocabulary)
+    text = draw_open_text(rng, split, vocabulary, everyday)
     variants = VARIANTS[split]
     voice = f'{ACCENTS[rng.integers(len(ACCENTS))]}+{variants[rng.integers(len(variants))]}'
     speed, pitch, gap = (int(rng.integers(100, 231)), int(rng.integers(10, 91)),
@@ -89,11 +98,11 @@ def utterance(split, index, vocabulary, seed=0):
     return text, voice, augment(wave.astype(np.float64) / 32768.0, corpus.RATE, rng)
 
 
-def build(split, start, count, vocabulary, seed=0):
+def build(split, start, count, vocabulary, seed=0, everyday=()):
     """Arrays of utterances ``start .. start + count - 1`` as :func:`corpus.build` gives them."""
     frames, transcripts, voices, durations = [], [], [], []
     for index in range(start, start + count):
-        text, voice, wave = utterance(split, index, vocabulary, seed)
+        text, voice, wave = utterance(split, index, vocabulary, seed, everyday)
         frames.append(corpus.features(wave, corpus.RATE, bins=corpus.BINS).astype(np.float16))
         transcripts.append(text)
         voices.append(voice)
@@ -105,13 +114,15 @@ def build(split, start, count, vocabulary, seed=0):
             'durations': np.array(durations, np.float32)}
 
 
-def shard_path(directory, split, seed, start, count):
-    """Where the shard of utterances ``start .. start + count - 1`` is cached."""
-    return os.path.join(directory, f'open-{split}-seed{seed}-v{FORMAT_VERSION}-'
+def shard_path(directory, split, seed, start, count, everyday=()):
+    """Where the shard of utterances ``start .. start + count - 1`` is cached (its name
+    counts the ``everyday`` sentences drawn from, if any)."""
+    tag = f'-everyday{len(everyday)}' if everyday else ''
+    return os.path.join(directory, f'open-{split}-seed{seed}-v{FORMAT_VERSION}{tag}-'
                                    f'{start:07d}-{count}.npz')
 
 
-def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD):
+def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD, everyday=()):
     """Generate (or find cached) the first ``count`` utterances of a split; their shard paths.
 
     Args:
@@ -121,22 +132,26 @@ def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD)
         directory: Cache directory; default ``corpus.default_directory()``.
         vocabulary: A :class:`Vocabulary`; default the installed wamerican's.
         shard: Utterances per shard file (the last may hold fewer).
+        everyday: Sentences that training texts are drawn from too (see the
+            module's docstring); a sequence, the same for every call.
 
     Returns:
         The list of shard paths, in order; each holds what :func:`corpus.load` reads.
     """
     _check_split(split)
+    if everyday and split != 'train':
+        raise ValueError(f'everyday sentences are training texts; the {split!r} split has none')
     directory = directory or corpus.default_directory()
     os.makedirs(directory, exist_ok=True)
     paths = []
     for start in range(0, count, shard):
         size = min(shard, count - start)
-        path = shard_path(directory, split, seed, start, size)
+        path = shard_path(directory, split, seed, start, size, everyday)
         if not os.path.exists(path):
             if vocabulary is None:
                 check_installed_variants()
                 vocabulary = Vocabulary()
-            corpus._save(path, build(split, start, size, vocabulary, seed))
+            corpus._save(path, build(split, start, size, vocabulary, seed, everyday))
         paths.append(path)
     return paths
 

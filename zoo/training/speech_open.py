@@ -2,6 +2,7 @@
 
     python -m zoo.training.speech_open        # run, or resume, the whole recipe
     python -m zoo.training.speech_open --utterances 2000 --epochs 1 --checkpoints /tmp/try
+    python -m zoo.training.speech_open --everyday --output /tmp/everyday   # an experiment
 
 Needs espeak-ng, Debian's wamerican (:mod:`zoo.speech.words` checks the
 list's SHA-256) and Debian's fortunes for the language model
@@ -24,6 +25,11 @@ list's SHA-256) and Debian's fortunes for the language model
    and the beam with the character language model :func:`language_model`,
    and the transcription of each of :data:`zoo.speech.words.EVERYDAY_PHRASES`
    as ``espeak-ng -w`` writes it (its default voice).
+
+With ``--everyday`` the training texts are also drawn from everyday English
+(:func:`everyday_sentences`, see :mod:`zoo.speech.open_corpus`): a corpus
+and checkpoints of their own, the same test utterances. It is an experiment,
+not how the registered file was trained.
 
 Everything random follows from the seeds, so a rerun on the same kind of
 machine writes the same bits; other CPUs may round differently.
@@ -66,6 +72,7 @@ DECAY_EPOCHS = (8, 11)
 # corpus drawn from a stream of their own, and on everyday English (the
 # sentences of Debian's fortunes without a held-out word): never a test word.
 LM_ORDER, LM_TEXTS, LM_SEED = 7, 50000, 0x6c6d
+EVERYDAY_MAX_WORDS = 6  # the longest everyday sentence a training text may be
 DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training',
                                    'deepspeech2_open')
 
@@ -84,6 +91,13 @@ def language_model(vocabulary):
     rng = np.random.default_rng([LM_SEED, open_corpus.FORMAT_VERSION])
     texts = [open_corpus.draw_open_text(rng, 'train', vocabulary) for _ in range(LM_TEXTS)]
     return CharNgramModel.train(texts + everyday_texts.training_sentences(), order=LM_ORDER)
+
+
+def everyday_sentences():
+    """The everyday sentences (fortunes without a held-out word) of at most
+    :data:`EVERYDAY_MAX_WORDS` words, as ``--everyday`` draws training texts from them."""
+    return tuple(text for text in everyday_texts.training_sentences()
+                 if len(text.split()) <= EVERYDAY_MAX_WORDS)
 
 
 # The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
@@ -128,12 +142,13 @@ def everyday_phrases(model, lm):
 
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
-          family='deepspeech2', verbose=2):
+          family='deepspeech2', verbose=2, everyday=False):
     """Run (or resume) the recipe; returns the weight file's path and the measurements."""
     vocabulary = open_corpus.Vocabulary()
+    sentences = everyday_sentences() if everyday else ()
     started = time.perf_counter()
     training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
-                                                     vocabulary=vocabulary))
+                                                     vocabulary=vocabulary, everyday=sentences))
     test = open_corpus.load(open_corpus.generate('test', TEST_UTTERANCES, SEED,
                                                  vocabulary=vocabulary))
     print(f'corpus: {len(training)} training utterances ({training.durations.sum() / 3600:.1f} h)'
@@ -141,8 +156,9 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
     model, done = fit_resumable(lambda: build_model(family), batches, epochs,
-                                os.path.join(checkpoints, f'{family}-{utterances}'), step_schedule,
-                                verbose)
+                                os.path.join(checkpoints, f'{family}-{utterances}'
+                                                          + ('-everyday' if everyday else '')),
+                                step_schedule, verbose)
     minutes = (time.perf_counter() - started) / 60
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)
@@ -171,9 +187,12 @@ def main(argv=None):
     parser.add_argument('--model', default='deepspeech2', choices=('deepspeech2', 'deepspeech'))
     parser.add_argument('--epochs', type=int, default=EPOCHS)
     parser.add_argument('--utterances', type=int, default=UTTERANCES)
+    parser.add_argument('--everyday', action='store_true',
+                        help='draw training texts from everyday English too (an experiment)')
     args = parser.parse_args(argv)
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
-    train(args.output, args.checkpoints, args.utterances, args.epochs, args.model)
+    train(args.output, args.checkpoints, args.utterances, args.epochs, args.model,
+          everyday=args.everyday)
 
 
 if __name__ == '__main__':

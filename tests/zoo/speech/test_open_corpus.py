@@ -107,3 +107,26 @@ def test_the_readme_names_the_everyday_phrases():
     readme = ' '.join((Path(__file__).resolve().parents[3] / 'README.md').read_text().split())
     for phrase in words.EVERYDAY_PHRASES:
         assert f'"{phrase}"' in readme
+
+
+def test_everyday_sentences_are_an_option_that_leaves_the_recipes_texts_alone(tmp_path):
+    vocabulary = open_corpus.Vocabulary(TINY)
+    everyday = ('have a nice day', 'what time is it')
+
+    def texts(**options):
+        rng = np.random.default_rng(7)
+        return [open_corpus.draw_open_text(rng, 'train', vocabulary, **options)
+                for _ in range(2000)]
+
+    plain, none, mixed = texts(), texts(everyday=()), texts(everyday=everyday)
+    assert plain == none  # no everyday sentences: not even a draw for them
+    share = sum(text in everyday for text in mixed) / len(mixed)
+    assert abs(share - open_corpus.EVERYDAY_PROBABILITY) < 0.03, share
+    assert not any(text in everyday for text in plain)
+    names = [os.path.basename(open_corpus.shard_path(tmp_path, 'train', 0, 0, 500, e))
+             for e in ((), everyday)]
+    assert names == ['open-train-seed0-v1-0000000-500.npz',
+                     'open-train-seed0-v1-everyday2-0000000-500.npz']
+    with pytest.raises(ValueError, match='training texts'):
+        open_corpus.generate('test', 1, directory=tmp_path, vocabulary=vocabulary,
+                             everyday=everyday)
