@@ -175,7 +175,7 @@ register(WeightFile(
 # speech) on this project's 2-core machine at commit 9ee8a01, resumed across two
 # sessions (9 epochs, then 3); error rates on the recipe's 500 test utterances:
 # held-out voices saying words no training text contains. The language model
-# (zoo.training.speech_open.language_model: a character 7-gram of the corpus's
+# (zoo.training.speech_open.language_model: a character 6-gram of the corpus's
 # training texts and everyday English) ships beside the weights.
 register(WeightFile(
     family='deepspeech2', name='open', file_name='deepspeech2_open.h5',
@@ -183,7 +183,7 @@ register(WeightFile(
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1730,
-    wer=0.8518, wer_with_lm=0.7028, language_model='deepspeech2_open_lm.json.gz',
-    language_model_sha256='f4ef4254a9e7cd2b45e00788154c89b9fa76d526fdaf99ff15b13925b4b6c19a',
+    script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1750,
+    wer=0.8518, wer_with_lm=0.7246, language_model='deepspeech2_open_lm.json.gz',
+    language_model_sha256='de113dff282bf5056031389df77d66b1194f8105c9c2404a83634132bdd5401a',
     config=DEEPSPEECH2_DEFAULT))
