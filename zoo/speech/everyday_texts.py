@@ -18,11 +18,10 @@ the rule of the word alone): 48,105 of the 63,413 sentences stay (300,421
 words).
 """
 
-import hashlib
 import os
 import re
 
-from zoo.speech.words import is_held_out
+from zoo.speech.words import is_held_out, words_digest
 
 DIRECTORY = '/usr/share/games/fortunes'
 # The package's English files, in order; 'ascii-art' (pictures) is left out.
@@ -69,11 +68,6 @@ def sentences(directory=DIRECTORY, files=None):
     return found
 
 
-def digest(texts):
-    """SHA-256 (hex) of ``texts`` joined by newlines."""
-    return hashlib.sha256('\n'.join(texts).encode('ascii')).hexdigest()
-
-
 def training_sentences(directory=DIRECTORY, expected=None):
     """The fortunes' sentences that hold no held-out word, in order.
 
@@ -87,8 +81,9 @@ def training_sentences(directory=DIRECTORY, expected=None):
     """
     found = sentences(directory)
     expected = expected or SENTENCES_SHA256
-    if digest(found) != expected:
-        raise RuntimeError(f'the fortunes give sentences of SHA-256 {digest(found)} '
+    digest = words_digest(found)
+    if digest != expected:
+        raise RuntimeError(f'the fortunes give sentences of SHA-256 {digest} '
                            f'({len(found)} sentences), not {expected}: the language model was '
                            'counted on fortunes 1:1.99.1-7.3')
     return [text for text in found if not any(is_held_out(word) for word in text.split())]

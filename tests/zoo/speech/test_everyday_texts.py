@@ -6,7 +6,7 @@ import os
 import pytest
 
 from zoo.speech import everyday_texts
-from zoo.speech.words import is_held_out
+from zoo.speech.words import is_held_out, words_digest
 
 installed = pytest.mark.skipif(
     not all(os.path.exists(os.path.join(everyday_texts.DIRECTORY, name))
@@ -34,7 +34,7 @@ def test_training_sentences_drop_every_sentence_with_a_held_out_word(tmp_path, m
     assert is_held_out('orchard') and not is_held_out('apple')
     monkeypatch.setattr(everyday_texts, 'FILES', ('one',))
     (tmp_path / 'one').write_text('An apple a day. The old orchard here. Keep the apple.\n')
-    expected = everyday_texts.digest(everyday_texts.sentences(tmp_path))
+    expected = words_digest(everyday_texts.sentences(tmp_path))
     assert everyday_texts.training_sentences(tmp_path, expected) == [
         'an apple a day', 'keep the apple']
     with pytest.raises(RuntimeError, match='1:1.99.1-7.3'):
@@ -44,7 +44,7 @@ def test_training_sentences_drop_every_sentence_with_a_held_out_word(tmp_path, m
 @installed
 def test_the_installed_fortunes_are_the_text_the_model_was_counted_on():
     found = everyday_texts.sentences()
-    assert everyday_texts.digest(found) == everyday_texts.SENTENCES_SHA256
+    assert words_digest(found) == everyday_texts.SENTENCES_SHA256
     kept = everyday_texts.training_sentences()
     assert len(found) == 63413 and len(kept) == 48105
     assert not any(is_held_out(word) for text in kept for word in text.split())
