@@ -43,8 +43,10 @@ class CharNgramModel:
 
     Args:
         counts: Dict from n-gram (a tuple of ``order`` symbol ids) to its
-            count. Ids: ``0 .. n-1`` the alphabet's characters in order,
-            ``n`` the end, ``n + 1`` the start.
+            count, or rows of ``order`` ids then the count (a list or an
+            integer array, as :meth:`to_json` stores them). Ids: ``0 .. n-1``
+            the alphabet's characters in order, ``n`` the end, ``n + 1`` the
+            start.
         order: n, the length of the n-grams.
         smoothing: ``'kneser-ney'`` or ``'add-k'``.
         discount: Kneser-Ney's ``D``, in ``(0, 1]``.
@@ -64,12 +66,42 @@ class CharNgramModel:
             raise ValueError(f'k must be positive, got {k!r}')
         self.alphabet = alphabet
         self.order, self.smoothing, self.discount, self.k = order, smoothing, discount, k
-        self.counts = dict(counts)
         self.size = len(alphabet.characters) + 1           # characters and the end
         self.end, self.start = self.size - 1, self.size
+        # An n-gram is one integer, its symbols as digits of base size + 1 (the
+        # first most significant), so a table is two sorted arrays, not a dict
+        # of tuples (a tenth of the memory), and a context's followers are one
+        # contiguous run of codes.
+        self._base = self.size + 1
+        if self._base ** order >= 2 ** 63:
+            raise ValueError(f'order {order} is too high for {self.size + 1} symbols: its '
+                             'n-grams do not fit in 64 bits')
         self._ids = {character: i for i, character in enumerate(alphabet.characters)}
-        self._tables = self._count_tables()
+        if hasattr(counts, 'items'):
+            rows = np.array([gram + (count,) for gram, count in counts.items()], np.int64)
+        else:
+            rows = np.asarray(counts, np.int64)
+        rows = rows.reshape(-1, order + 1)
+        if rows.size and (rows[:, :-1].min() < 0 or rows[:, :-1].max() > self.start):
+            raise ValueError(f'n-gram symbols must lie in 0..{self.start}')
+        if rows.size and rows[:, -1].min() < 1:
+            raise ValueError('n-gram counts must be positive')
+        self._powers = self._base ** np.arange(order - 1, -1, -1, dtype=np.int64)
+        self._tables = self._count_tables(rows[:, :-1] @ self._powers, rows[:, -1])
+        if len(np.unique(self._tables[order][0])) != len(rows):
+            raise ValueError('an n-gram is counted twice')
         self._cache = {}
+
+    def _rows(self):
+        """The highest-order counts as rows of ``order`` symbol ids then the count, sorted."""
+        codes, values = self._tables[self.order]
+        grams = codes[:, None] // self._powers % self._base
+        return np.concatenate([grams, values[:, None]], axis=1)
+
+    @property
+    def counts(self):
+        """Dict from each n-gram (a tuple of ``order`` symbol ids) to its count."""
+        return {tuple(row[:-1]): row[-1] for row in self._rows().tolist()}
 
     @classmethod
     def train(cls, texts, order=5, smoothing='kneser-ney', discount=0.75, k=0.1,
@@ -108,22 +140,28 @@ class CharNgramModel:
         """A model giving every character and the end the same probability."""
         return cls({}, 1, 'add-k', k=1.0, alphabet=alphabet)
 
-    def _count_tables(self):
-        """Per n-gram length: context tuple -> {next id: count} (KN: continuation counts)."""
-        tables = {self.order: {}}
-        for gram, count in self.counts.items():
-            tables[self.order].setdefault(gram[:-1], {})[gram[-1]] = count
+    def _count_tables(self, codes, values):
+        """Per n-gram length: (sorted codes, counts); lower lengths continuation counts (KN)."""
+        by_code = np.argsort(codes, kind='stable')
+        tables = {self.order: (codes[by_code], values[by_code])}
         if self.smoothing == 'kneser-ney':
             # Continuation count of a shorter n-gram: how many distinct symbols
-            # precede it among the n-grams one longer.
+            # precede it among the n-grams one longer (those are distinct codes,
+            # and dropping the first symbol is the remainder by base ** length).
             for length in range(self.order - 1, 0, -1):
-                table = {}
-                for context, followers in tables[length + 1].items():
-                    for symbol in followers:
-                        row = table.setdefault(context[1:], {})
-                        row[symbol] = row.get(symbol, 0) + 1
-                tables[length] = table
+                longer = tables[length + 1][0]
+                tables[length] = np.unique(longer % self._base ** length, return_counts=True)
         return tables
+
+    def _followers(self, context):
+        """The symbols seen after ``context`` (ids) and their counts, from its table."""
+        codes, values = self._tables[len(context) + 1]
+        first = 0
+        for symbol in context:
+            first = first * self._base + symbol
+        first *= self._base
+        low, high = np.searchsorted(codes, (first, first + self._base))
+        return codes[low:high] - first, values[low:high]
 
     def _distribution(self, context):
         """Probabilities (V,) of each character then the end after ``context`` (ids)."""
@@ -131,24 +169,22 @@ class CharNgramModel:
         if cached is not None:
             return cached
         if self.smoothing == 'add-k':
-            row = self._tables[self.order].get(context, {})
+            symbols, counts = self._followers(context)
             probs = np.full(self.size, self.k)
-            for symbol, count in row.items():
-                probs[symbol] += count
+            probs[symbols] += counts
             probs /= probs.sum()
         else:
             if context:
                 lower = self._distribution(context[1:])
             else:
                 lower = np.full(self.size, 1.0 / self.size)
-            row = self._tables[len(context) + 1].get(context)
-            if not row:
+            symbols, counts = self._followers(context)
+            if not len(symbols):
                 probs = lower
             else:
-                total = sum(row.values())
-                probs = self.discount * len(row) / total * lower
-                for symbol, count in row.items():
-                    probs[symbol] += (count - self.discount) / total
+                total = int(counts.sum())
+                probs = self.discount * len(symbols) / total * lower
+                probs[symbols] += (counts - self.discount) / total
         self._cache[context] = probs
         return probs
 
@@ -208,7 +244,7 @@ class CharNgramModel:
         return json.dumps({
             'format': _FORMAT, 'characters': self.alphabet.characters, 'order': self.order,
             'smoothing': self.smoothing, 'discount': self.discount, 'k': self.k,
-            'counts': [list(gram) + [count] for gram, count in sorted(self.counts.items())]})
+            'counts': self._rows().tolist()})
 
     @classmethod
     def from_json(cls, text):
@@ -217,8 +253,7 @@ class CharNgramModel:
         if data.get('format') != _FORMAT:
             raise ValueError(f'not a character n-gram model: format {data.get("format")!r}, '
                              f'expected {_FORMAT!r}')
-        counts = {tuple(row[:-1]): row[-1] for row in data['counts']}
-        return cls(counts, data['order'], data['smoothing'], data['discount'], data['k'],
+        return cls(data['counts'], data['order'], data['smoothing'], data['discount'], data['k'],
                    Alphabet(data['characters']))
 
     def save(self, path):

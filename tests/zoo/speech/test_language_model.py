@@ -112,3 +112,78 @@ def test_errors():
         model.log_prob('a', 'th!')
     with pytest.raises(ValueError, match='format'):
         CharNgramModel.from_json('{"format": "other"}')
+
+
+def formula_probability(texts, order, discount, symbol, context):
+    """Interpolated Kneser-Ney straight from the formula in the module docstring.
+
+    Counts n-grams of tuples in dicts, with none of the model's integer
+    tables: an independent check of them. ``context`` is a tuple of ids.
+    """
+    end, start = len(ENGLISH.characters), len(ENGLISH.characters) + 1
+    grams = set()
+    counts = {}
+    for text in texts:
+        symbols = [start] * (order - 1) + [int(x) - 1 for x in ENGLISH.encode(text)] + [end]
+        for i in range(order - 1, len(symbols)):
+            gram = tuple(symbols[i - order + 1:i + 1])
+            counts[gram] = counts.get(gram, 0) + 1
+            grams.add(gram)
+
+    def occurrences(gram):
+        # Highest order: counts; lower: how many distinct symbols precede gram.
+        if len(gram) == order:
+            return counts.get(gram, 0)
+        return len({g[0] for g in grams_of_length(len(gram) + 1) if g[1:] == gram})
+
+    def grams_of_length(length):
+        return {g[order - length:] for g in grams}
+
+    def probability(w, h):
+        lower = probability(w, h[1:]) if h else 1 / (end + 1)
+        seen = [g for g in grams_of_length(len(h) + 1) if g[:-1] == h]
+        if not seen:
+            return lower
+        total = sum(occurrences(g) for g in seen)
+        return max(occurrences(h + (w,)) - discount, 0) / total + \
+            discount * len(seen) / total * lower
+
+    return probability(symbol, context)
+
+
+@pytest.mark.parametrize('order', [1, 2, 4, 6])
+def test_kneser_ney_tables_match_the_formula(order):
+    model = CharNgramModel.train(TRAIN, order=order, discount=0.7)
+    for context in contexts(model, count=6, seed=order):
+        ids = model._context(context)
+        probs = np.exp(model.log_probs(context))
+        for symbol in range(model.size):
+            assert probs[symbol] == pytest.approx(
+                formula_probability(TRAIN, order, 0.7, symbol, ids), rel=1e-12), (context, symbol)
+
+
+def test_counts_as_a_dict_or_as_rows_give_one_model():
+    model = CharNgramModel.train(TRAIN, order=4)
+    rows = [list(gram) + [count] for gram, count in model.counts.items()]
+    again = CharNgramModel(np.array(rows[::-1]), 4)          # order of rows does not matter
+    assert again.counts == model.counts
+    for text in HELD_OUT:
+        assert again.score(text) == model.score(text)
+    # Six of the sentences start with 't'; ' the' counted by str.count.
+    start = model.start
+    assert model.counts[(start, start, start, ENGLISH.characters.index('t'))] == 6
+    assert sum(count for gram, count in model.counts.items()
+               if gram == tuple(ENGLISH.characters.index(c) for c in ' the')) == \
+        sum(text.count(' the') for text in TRAIN)
+
+
+def test_table_errors():
+    with pytest.raises(ValueError, match='64 bits'):
+        CharNgramModel({}, 13)                           # 30 symbols ** 13 > 2 ** 63
+    assert CharNgramModel.train(TRAIN, order=12).perplexity(HELD_OUT) > 1
+    with pytest.raises(ValueError, match='symbols must lie'):
+        CharNgramModel({(0, 30): 1}, 2)
+    with pytest.raises(ValueError, match='counted twice'):
+        CharNgramModel([[0, 1, 2], [0, 1, 5]], 2)
+    with pytest.raises(ValueError, match='positive'):
+        CharNgramModel([[0, 1, 0]], 2)
