@@ -34,6 +34,10 @@ from zoo.speech.alphabet import ENGLISH, Alphabet
 
 SMOOTHINGS = ('kneser-ney', 'add-k')
 _FORMAT = 'minidl.char_ngram.v1'
+# Distributions kept for contexts already asked about. A beam search asks
+# about ~90,000 contexts in 500 utterances (~32 MB); starting afresh when
+# full keeps a long-lived decoder's memory bounded and changes no value.
+CACHE_CONTEXTS = 1 << 16
 
 
 class CharNgramModel:
@@ -185,6 +189,8 @@ class CharNgramModel:
                 total = int(counts.sum())
                 probs = self.discount * len(symbols) / total * lower
                 probs[symbols] += (counts - self.discount) / total
+        if len(self._cache) >= CACHE_CONTEXTS:
+            self._cache.clear()
         self._cache[context] = probs
         return probs
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from zoo.speech.alphabet import ENGLISH, Alphabet
+from zoo.speech import language_model
 from zoo.speech.language_model import CharNgramModel
 
 # A small realistic corpus: held-out sentences share words and spelling with it.
@@ -187,3 +188,14 @@ def test_table_errors():
         CharNgramModel([[0, 1, 2], [0, 1, 5]], 2)
     with pytest.raises(ValueError, match='positive'):
         CharNgramModel([[0, 1, 0]], 2)
+
+
+def test_cache_stays_bounded_and_changes_no_value(monkeypatch):
+    model = CharNgramModel.train(TRAIN, order=5)
+    asked = contexts(model, count=60, seed=7)
+    expected = [model.log_probs(context) for context in asked]
+    monkeypatch.setattr(language_model, 'CACHE_CONTEXTS', 8)
+    small = CharNgramModel.train(TRAIN, order=5)
+    for context, probs in zip(asked, expected):
+        assert np.array_equal(small.log_probs(context), probs), context
+        assert len(small._cache) <= 8
