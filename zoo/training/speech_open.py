@@ -3,6 +3,7 @@
     python -m zoo.training.speech_open        # run, or resume, the whole recipe
     python -m zoo.training.speech_open --utterances 2000 --epochs 1 --checkpoints /tmp/try
     python -m zoo.training.speech_open --everyday --output /tmp/everyday   # an experiment
+    python -m zoo.training.speech_open --everyday --units 256 --output /tmp/wide  # another
 
 Needs espeak-ng, Debian's wamerican (:mod:`zoo.speech.words` checks the
 list's SHA-256) and Debian's fortunes for the language model
@@ -106,10 +107,13 @@ def everyday_sentences():
 step_schedule = schedule.step_schedule(LEARNING_RATE, DECAY_EPOCHS)
 
 
-def build_model(family='deepspeech2'):
-    """A new compiled model of the recipe, seeded."""
+def build_model(family='deepspeech2', units=CONFIG['units']):
+    """A new compiled model of the recipe, seeded (``units``: DeepSpeech2's recurrent width)."""
     minidl.set_seed(SEED)
-    model = zoo.speech.DeepSpeech2(**CONFIG) if family == 'deepspeech2' else zoo.speech.DeepSpeech()
+    if family == 'deepspeech2':
+        model = zoo.speech.DeepSpeech2(**dict(CONFIG, units=units))
+    else:
+        model = zoo.speech.DeepSpeech()
     model.compile(Adam(LEARNING_RATE, clipnorm=5.0), loss='ctc')
     return model
 
@@ -144,7 +148,7 @@ def everyday_phrases(model, lm):
 
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
-          family='deepspeech2', verbose=2, everyday=False):
+          family='deepspeech2', verbose=2, everyday=False, units=CONFIG['units']):
     """Run (or resume) the recipe; returns the weight file's path and the measurements."""
     vocabulary = open_corpus.Vocabulary()
     sentences = everyday_sentences() if everyday else ()
@@ -157,10 +161,11 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
           f', {len(test)} test; {(time.perf_counter() - started) / 60:.1f} min', flush=True)
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
-    model, done = fit_resumable(lambda: build_model(family), batches, epochs,
-                                os.path.join(checkpoints, f'{family}-{utterances}'
-                                                          + ('-everyday' if everyday else '')),
-                                step_schedule, verbose)
+    # Each variant resumes from checkpoints of its own.
+    run = f'{family}-{utterances}' + ('-everyday' if everyday else '') + \
+        (f'-units{units}' if units != CONFIG['units'] else '')
+    model, done = fit_resumable(lambda: build_model(family, units), batches, epochs,
+                                os.path.join(checkpoints, run), step_schedule, verbose)
     minutes = (time.perf_counter() - started) / 60
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)
@@ -191,10 +196,15 @@ def main(argv=None):
     parser.add_argument('--utterances', type=int, default=UTTERANCES)
     parser.add_argument('--everyday', action='store_true',
                         help='draw training texts from everyday English too (an experiment)')
+    parser.add_argument('--units', type=int, default=CONFIG['units'],
+                        help='width of DeepSpeech2\'s recurrent layers (an experiment; '
+                             f'the recipe\'s {CONFIG["units"]})')
     args = parser.parse_args(argv)
+    if args.units != CONFIG['units'] and args.model != 'deepspeech2':
+        parser.error('--units sets the width of DeepSpeech2; Deep Speech has its own')
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
     train(args.output, args.checkpoints, args.utterances, args.epochs, args.model,
-          everyday=args.everyday)
+          everyday=args.everyday, units=args.units)
 
 
 if __name__ == '__main__':

@@ -2,6 +2,7 @@
 that never stopped (tiny Deep Speech 2, synthetic features), and the open recipe's pieces."""
 
 import numpy as np
+import pytest
 
 import minidl
 from minidl.optimizers import Adam
@@ -55,3 +56,15 @@ def test_the_open_recipe_schedule_and_decoders():
     options = speech_open.decoders(lm='the lm')
     assert list(options) == ['greedy', 'beam', 'beam+lm']
     assert 'lm' not in options['beam'] and options['beam+lm']['lm'] == 'the lm'
+
+
+def test_the_open_recipe_width_option():
+    # The recipe's model is the README's 1,408,669 parameters; --units widens
+    # its recurrences only, and is refused for Deep Speech, whose width is fixed.
+    assert speech_open.build_model().count_params() == 1408669
+    wide = speech_open.build_model(units=256)
+    assert wide.get_layer('birnn1').forward_layer.units == 256
+    assert wide.get_layer('conv1').get_weights()[0].shape == \
+        speech_open.build_model().get_layer('conv1').get_weights()[0].shape
+    with pytest.raises(SystemExit):
+        speech_open.main(['--model', 'deepspeech', '--units', '256'])
