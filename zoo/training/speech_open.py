@@ -88,8 +88,8 @@ def language_model(vocabulary):
     utterances report them): a 5-gram of the corpus's texts alone read 16.7 %
     CER there and wrote 7 of the 11 phrases right, a 7-gram 15.6 % and 7;
     with the fortunes a 6-gram read 16.0 % and 9 ("eye love you" became "i
-    love you"), a 7-gram 15.8 % and 9 but took 3.5 times the memory once
-    loaded (about 410 MB against 120 MB).
+    love you"), a 7-gram 15.8 % and 9, within the noise, for twice the file
+    and the memory (22 MB against 11 once loaded).
     """
     rng = np.random.default_rng([LM_SEED, open_corpus.FORMAT_VERSION])
     texts = [open_corpus.draw_open_text(rng, 'train', vocabulary) for _ in range(LM_TEXTS)]
