@@ -82,10 +82,17 @@ class CharNgramModel:
                              'n-grams do not fit in 64 bits')
         self._ids = {character: i for i, character in enumerate(alphabet.characters)}
         if hasattr(counts, 'items'):
-            rows = np.array([gram + (count,) for gram, count in counts.items()], np.int64)
-        else:
-            rows = np.asarray(counts, np.int64)
-        rows = rows.reshape(-1, order + 1)
+            counts = [tuple(gram) + (count,) for gram, count in counts.items()]
+        try:
+            rows = np.asarray(counts)
+        except ValueError:                                  # rows of different lengths
+            rows = np.asarray(counts, dtype=object)
+        if rows.size == 0:
+            rows = np.zeros((0, order + 1), np.int64)
+        elif rows.ndim != 2 or rows.shape[1] != order + 1 or rows.dtype.kind not in 'iu':
+            raise ValueError(f'counts must be rows of {order} symbol ids and a count, all '
+                             f'integers; got an array of shape {rows.shape} and dtype {rows.dtype}')
+        rows = rows.astype(np.int64)
         if rows.size and (rows[:, :-1].min() < 0 or rows[:, :-1].max() > self.start):
             raise ValueError(f'n-gram symbols must lie in 0..{self.start}')
         if rows.size and rows[:, -1].min() < 1:

@@ -188,6 +188,9 @@ def test_table_errors():
         CharNgramModel([[0, 1, 2], [0, 1, 5]], 2)
     with pytest.raises(ValueError, match='positive'):
         CharNgramModel([[0, 1, 0]], 2)
+    for rows in ([[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5]], [[0, 1, 2.5]], [[0, 1], [2]]):
+        with pytest.raises(ValueError, match='rows of 2 symbol ids'):
+            CharNgramModel(rows, 2)          # 12 numbers would reshape into rows of 3
 
 
 def test_cache_stays_bounded_and_changes_no_value(monkeypatch):
