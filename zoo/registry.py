@@ -185,5 +185,5 @@ register(WeightFile(
                  '(zoo.training.speech_open, 500 test utterances)',
     script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1750,
     wer=0.8518, wer_with_lm=0.7246, language_model='deepspeech2_open_lm.json.gz',
-    language_model_sha256='de113dff282bf5056031389df77d66b1194f8105c9c2404a83634132bdd5401a',
+    language_model_sha256='8f02b66d2b4ed6d004e6fa28e697e27870d1168ee20524b57ad6868725250595',
     config=DEEPSPEECH2_DEFAULT))

@@ -1,3 +1,5 @@
+import base64
+import json
 import math
 
 import numpy as np
@@ -113,6 +115,30 @@ def test_errors():
         model.log_prob('a', 'th!')
     with pytest.raises(ValueError, match='format'):
         CharNgramModel.from_json('{"format": "other"}')
+
+
+def test_json_of_version_1_is_still_read():
+    # v1 (the first shipped speech LM's form) listed each n-gram's ids and count.
+    model = CharNgramModel.train(TRAIN, order=3, discount=0.6)
+    v1 = json.dumps({'format': 'minidl.char_ngram.v1', 'characters': ENGLISH.characters,
+                     'order': 3, 'smoothing': 'kneser-ney', 'discount': 0.6, 'k': 0.1,
+                     'counts': [list(gram) + [count] for gram, count in model.counts.items()]})
+    again = CharNgramModel.from_json(v1)
+    assert again.counts == model.counts
+    assert again.score(HELD_OUT[1]) == model.score(HELD_OUT[1])
+    assert json.loads(again.to_json())['format'] == 'minidl.char_ngram.v2'
+
+
+def test_crafted_json_is_refused():
+    good = json.loads(CharNgramModel.train(TRAIN, order=3).to_json())
+    short = base64.b64encode(base64.b64decode(good['grams'])[:-6]).decode()  # 3 symbols fewer
+    for change, message in [({'ngrams': good['ngrams'] + 1}, 'not .* n-grams of order 3'),
+                            ({'order': 4}, 'not .* n-grams of order 4'),
+                            ({'grams': short}, 'not .* n-grams'),
+                            ({'counts': 'not base64!'}, 'base64'),
+                            ({'counts': good['counts'][:-1]}, 'base64')]:
+        with pytest.raises(ValueError, match=message):
+            CharNgramModel.from_json(json.dumps(dict(good, **change)))
 
 
 def formula_probability(texts, order, discount, symbol, context):
