@@ -171,19 +171,20 @@ register(WeightFile(
     script='zoo/training/speech.py', cer=0.0505, cer_with_lm=0.0321,
     config=DEEPSPEECH2_DEFAULT))
 # Written and measured by `python -m zoo.training.speech_open` (its last lines):
-# 12 epochs on 96,000 generated utterances of an open vocabulary (37.4 hours of
-# speech) on this project's 2-core machine at commit 9ee8a01, resumed across two
-# sessions (9 epochs, then 3); error rates on the recipe's 500 test utterances:
-# held-out voices saying words no training text contains. The language model
-# (zoo.training.speech_open.language_model: a character 6-gram of the corpus's
+# 12 epochs on 96,000 generated utterances of an open vocabulary, 15 % of their
+# texts everyday English (37.3 hours of speech), on this project's 2-core machine
+# at commit e7d150b (then `--everyday`), resumed across two sessions (4 epochs,
+# then 8); error rates on the recipe's 500 test utterances: held-out voices
+# saying words no training text contains. The language model
+# (zoo.training.speech_open.language_model: a character 10-gram of the corpus's
 # training texts and everyday English) ships beside the weights.
 register(WeightFile(
     family='deepspeech2', name='open', file_name='deepspeech2_open.h5',
-    sha256='38b6b48345c886e1bd7901a5da1aa44d3187832db4a32b4c1d4bd3102d1bfa4e',
+    sha256='72f0179af96d31627c9bf86bef7bd86b3d5c15f5b79a9b239e33f674b34c2e8b',
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.2057, cer_with_lm=0.1750,
-    wer=0.8518, wer_with_lm=0.7246, language_model='deepspeech2_open_lm.json.gz',
-    language_model_sha256='8f02b66d2b4ed6d004e6fa28e697e27870d1168ee20524b57ad6868725250595',
+    script='zoo/training/speech_open.py', cer=0.2027, cer_with_lm=0.1731,
+    wer=0.8526, wer_with_lm=0.6966, language_model='deepspeech2_open_lm.json.gz',
+    language_model_sha256='547d835a646d4bea8be679b5afd61dc22250be3e933600d8ab27fd81469899f7',
     config=DEEPSPEECH2_DEFAULT))

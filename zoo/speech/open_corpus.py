@@ -10,8 +10,8 @@ set of words. Two splits:
   (:data:`~zoo.speech.words.COMMON_WORDS`) or any training word with even
   odds, and with probability :data:`TEMPLATE_PROBABILITY` a text of the
   template corpus (digit strings, commands, sentences). Given ``everyday``
-  sentences (an option of :func:`generate`; the registered recipe has
-  none), a training text is one of them with probability
+  sentences (an option of :func:`generate`; the registered recipe gives
+  the fortunes' short sentences), a training text is one of them with probability
   :data:`EVERYDAY_PROBABILITY`, so that function words are heard inside
   phrases, as espeak-ng runs them together ("have a nice day").
 - ``'test'``: held-out voices (``VARIANTS['test']``) saying 1 to 4 held-out

@@ -25,7 +25,7 @@ DECODER = {'beam_width': 16, 'alpha': 0.5, 'beta': 1.0, 'prune': 1e-3}
 
 @functools.lru_cache(maxsize=None)
 def language_model():
-    """The character 6-gram of the registered model's error rates with a language model:
+    """The character 10-gram of the registered model's error rates with a language model:
     the gzipped JSON registered beside its weights (counted by the recipe on its
     training texts and on everyday English without a held-out word)."""
     entry = registry.lookup(FAMILY, WEIGHTS)
