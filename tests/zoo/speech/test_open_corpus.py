@@ -43,6 +43,10 @@ def test_held_out_words_are_a_rule_of_the_word_and_never_training_words():
     for phrase in words.EVERYDAY_PHRASES:
         assert set(phrase.split()) <= set(words.COMMON_WORDS)
     assert len(words.EVERYDAY_PHRASES) == 11 and 'hello world' in words.EVERYDAY_PHRASES
+    # The check phrases are training words too, and another set.
+    assert not set(words.CHECK_PHRASES) & set(words.EVERYDAY_PHRASES)
+    for phrase in words.CHECK_PHRASES:
+        assert not any(words.is_held_out(word) for word in phrase.split()), phrase
 
 
 @needs_wordlist
