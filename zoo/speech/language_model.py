@@ -296,8 +296,8 @@ class CharNgramModel:
             except (binascii.Error, ValueError, TypeError) as error:
                 raise ValueError(f'the n-gram arrays are not base64 of whole values: {error}') \
                     from None
-            if not isinstance(order, int) or order < 1 or len(grams) != count * order \
-                    or len(counts) != count:
+            if not (isinstance(order, int) and isinstance(count, int)) or order < 1 \
+                    or len(grams) != count * order or len(counts) != count:
                 raise ValueError(f'the n-gram arrays hold {len(grams)} symbols and {len(counts)} '
                                  f'counts, not {count} n-grams of order {order}')
             rows = np.concatenate([grams.reshape(order, count).T, counts[:, None]], axis=1)

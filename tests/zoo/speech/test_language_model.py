@@ -134,6 +134,7 @@ def test_crafted_json_is_refused():
     short = base64.b64encode(base64.b64decode(good['grams'])[:-6]).decode()  # 3 symbols fewer
     for change, message in [({'ngrams': good['ngrams'] + 1}, 'not .* n-grams of order 3'),
                             ({'order': 4}, 'not .* n-grams of order 4'),
+                            ({'ngrams': float(good['ngrams'])}, 'not .* n-grams'),
                             ({'grams': short}, 'not .* n-grams'),
                             ({'counts': 'not base64!'}, 'base64'),
                             ({'counts': good['counts'][:-1]}, 'base64')]:
