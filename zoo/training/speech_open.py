@@ -78,7 +78,7 @@ DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training
                                    'deepspeech2_open')
 
 
-def language_model(vocabulary):
+def language_model(vocabulary, fortunes=None):
     """The character 10-gram of the recipe's error rates with a language model.
 
     The corpus's texts teach it the training words' spellings; the fortunes'
@@ -93,17 +93,26 @@ def language_model(vocabulary):
     15.6 and 15.7 % and wrote 8, 8, 8, 9, 10 and 10 phrases right: the
     10-gram reaches from "what" to "is" and from "have" to "nice", so it
     mends "what times it" and "have nice day" (78 MB once loaded, 0.6 s).
+
+    ``fortunes``: :func:`zoo.speech.everyday_texts.training_sentences`, if
+    already read (None reads them).
     """
+    if fortunes is None:
+        fortunes = everyday_texts.training_sentences()
     rng = np.random.default_rng([LM_SEED, open_corpus.FORMAT_VERSION])
     texts = [open_corpus.draw_open_text(rng, 'train', vocabulary) for _ in range(LM_TEXTS)]
-    return CharNgramModel.train(texts + everyday_texts.training_sentences(), order=LM_ORDER)
+    return CharNgramModel.train(texts + list(fortunes), order=LM_ORDER)
 
 
-def everyday_sentences():
+def everyday_sentences(fortunes=None):
     """The everyday sentences (fortunes without a held-out word) of at most
-    :data:`EVERYDAY_MAX_WORDS` words, from which the recipe draws 15 % of its training texts."""
-    return tuple(text for text in everyday_texts.training_sentences()
-                 if len(text.split()) <= EVERYDAY_MAX_WORDS)
+    :data:`EVERYDAY_MAX_WORDS` words, from which the recipe draws 15 % of its training texts.
+
+    ``fortunes``: as for :func:`language_model`.
+    """
+    if fortunes is None:
+        fortunes = everyday_texts.training_sentences()
+    return tuple(text for text in fortunes if len(text.split()) <= EVERYDAY_MAX_WORDS)
 
 
 # The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
@@ -154,7 +163,9 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
           family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units']):
     """Run (or resume) the recipe; returns the weight file's path and the measurements."""
     vocabulary = open_corpus.Vocabulary()
-    sentences = everyday_sentences() if everyday else ()
+    # Read and checked once: the corpus's everyday texts and the LM both need them.
+    fortunes = everyday_texts.training_sentences()
+    sentences = everyday_sentences(fortunes) if everyday else ()
     started = time.perf_counter()
     training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
                                                      vocabulary=vocabulary, everyday=sentences))
@@ -173,7 +184,7 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    lm = language_model(vocabulary)
+    lm = language_model(vocabulary, fortunes)
     lm_path = pathlib.Path(output_dir) / f'{family}_open_lm.json.gz'
     # mtime=0: the same counts give the same bytes on every run.
     lm_path.write_bytes(gzip.compress(lm.to_json().encode('utf-8'), mtime=0))
