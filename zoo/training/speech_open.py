@@ -41,8 +41,6 @@ import gzip
 import hashlib
 import os
 import pathlib
-import subprocess
-import tempfile
 import time
 
 import numpy as np
@@ -51,12 +49,11 @@ import minidl
 from minidl.optimizers import Adam
 
 import zoo
-from zoo.speech import everyday_texts, open_corpus, pretrained
+from zoo.speech import everyday_texts, open_corpus, phrases, pretrained
 from zoo.speech.batches import SpeechBatches
 from zoo.speech.language_model import CharNgramModel
 from zoo.speech.metrics import cer, wer
-from zoo.speech.transcribe import transcribe, transcribe_file
-from zoo.speech.voices import espeak
+from zoo.speech.transcribe import transcribe
 from zoo.speech.words import EVERYDAY_PHRASES
 from zoo.training import schedule
 from zoo.training.resumable import fit_resumable
@@ -148,15 +145,11 @@ def error_rates(model, data, lm):
 
 def everyday_phrases(model, lm):
     """``{phrase: {decoder: text}}``: each of EVERYDAY_PHRASES as ``espeak-ng -w`` says it."""
-    heard = {}
-    with tempfile.TemporaryDirectory() as directory:
-        for phrase in EVERYDAY_PHRASES:
-            path = os.path.join(directory, 'phrase.wav')
-            subprocess.run([espeak(), '-w', path, phrase], check=True)
-            heard[phrase] = {name: transcribe_file(path, model=model, lm=options.get('lm'),
-                                                   beam_width=options.get('beam_width'))
-                             for name, options in decoders(lm).items()}
-    return heard
+    # transcribe_file's defaults are the registered beam and LM; say what each decoder leaves out.
+    options = {name: {'beam_width': None, **options, 'lm': options.get('lm')}
+               for name, options in decoders(lm).items()}
+    heard = phrases.hear(EVERYDAY_PHRASES, model, options)
+    return {phrase: texts for (_, phrase), texts in heard.items()}
 
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
