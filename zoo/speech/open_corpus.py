@@ -85,12 +85,19 @@ def _check_split(split):
         raise ValueError(f'split must be one of {sorted(_SPLIT_CODES)}, got {split!r}')
 
 
-def utterance(split, index, vocabulary, seed=0, everyday=()):
-    """Utterance ``index`` of a split: ``(transcript, voice, wave)``, wave float64 at 22050 Hz."""
+def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None):
+    """Utterance ``index`` of a split: ``(transcript, voice, wave)``, wave float64 at 22050 Hz.
+
+    ``voices``: the split whose voices speak, default ``split``'s own. Another
+    split's voices say the same text at the same speed, pitch and noise (the
+    draws are the same), so the two differ by the voice alone.
+    """
     _check_split(split)
+    if voices is not None and voices not in VARIANTS:
+        raise ValueError(f'voices must be one of {sorted(VARIANTS)}, got {voices!r}')
     rng = np.random.default_rng([seed, FORMAT_VERSION, _SPLIT_CODES[split], index])
     text = draw_open_text(rng, split, vocabulary, everyday)
-    variants = VARIANTS[split]
+    variants = VARIANTS[split if voices is None else voices]
     voice = f'{ACCENTS[rng.integers(len(ACCENTS))]}+{variants[rng.integers(len(variants))]}'
     speed, pitch, gap = (int(rng.integers(100, 231)), int(rng.integers(10, 91)),
                          int(rng.integers(0, 3)))
@@ -98,19 +105,20 @@ def utterance(split, index, vocabulary, seed=0, everyday=()):
     return text, voice, augment(wave.astype(np.float64) / 32768.0, corpus.RATE, rng)
 
 
-def build(split, start, count, vocabulary, seed=0, everyday=()):
-    """Arrays of utterances ``start .. start + count - 1`` as :func:`corpus.build` gives them."""
-    frames, transcripts, voices, durations = [], [], [], []
+def build(split, start, count, vocabulary, seed=0, everyday=(), voices=None):
+    """Arrays of utterances ``start .. start + count - 1`` as :func:`corpus.build` gives them
+    (``voices``: as for :func:`utterance`)."""
+    frames, transcripts, speakers, durations = [], [], [], []
     for index in range(start, start + count):
-        text, voice, wave = utterance(split, index, vocabulary, seed, everyday)
+        text, voice, wave = utterance(split, index, vocabulary, seed, everyday, voices)
         frames.append(corpus.features(wave, corpus.RATE, bins=corpus.BINS).astype(np.float16))
         transcripts.append(text)
-        voices.append(voice)
+        speakers.append(voice)
         durations.append(wave.size / corpus.RATE)
     return {'features': np.concatenate(frames),
             'offsets': np.cumsum([0] + [len(f) for f in frames]).astype(np.int64),
             'transcripts': np.array(transcripts, dtype=str),
-            'voices': np.array(voices, dtype=str),
+            'voices': np.array(speakers, dtype=str),
             'durations': np.array(durations, np.float32)}
 
 

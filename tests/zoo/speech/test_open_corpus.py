@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zoo.speech import augment, open_corpus, words
+from zoo.speech import augment, open_corpus, voices, words
 from zoo.speech.alphabet import ENGLISH
 from zoo.speech.texts import VOCABULARY
 
@@ -87,6 +87,18 @@ def test_utterances_are_seeded_and_shards_resume(tmp_path):
     assert resumed.transcripts == whole.transcripts and whole.transcripts[3] == text
     for first, second in zip(whole.features, resumed.features):
         np.testing.assert_array_equal(first, second)
+
+
+@needs_espeak
+def test_another_splits_voices_say_the_same_texts_with_the_same_draws():
+    vocabulary = open_corpus.Vocabulary(TINY)
+    for index in range(6):
+        text, voice, _ = open_corpus.utterance('test', index, vocabulary, seed=5)
+        said, by, _ = open_corpus.utterance('test', index, vocabulary, seed=5, voices='train')
+        assert said == text and by.split('+')[0] == voice.split('+')[0]  # the same accent draw
+        assert voices.split_of(voice) == 'test' and voices.split_of(by) == 'train'
+    with pytest.raises(ValueError, match='voices must be one of'):
+        open_corpus.utterance('test', 0, vocabulary, voices='nobody')
 
 
 def test_augmentation_is_seeded_and_can_stay_clean_or_go_narrowband():

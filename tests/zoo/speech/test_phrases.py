@@ -1,15 +1,9 @@
 """zoo.speech.phrases: phrases said by espeak-ng, written by the registered model and decoding,
 counted the way the README counts them."""
 
-import shutil
-
-import pytest
-
 from zoo.speech import phrases, words
 from zoo.speech.wav import read_wav
-
-needs_espeak = pytest.mark.skipif(shutil.which('espeak-ng') is None,
-                                  reason='espeak-ng is not installed')
+from tests.zoo.speech.test_open_corpus import needs_espeak
 
 
 def test_phrase_sets_are_the_words_modules():

@@ -1,0 +1,76 @@
+"""Where the open-vocabulary model's errors come from: voices it never heard, words it never saw.
+
+    python -m zoo.training.speech_gaps                  # the registered model, 500 of each
+    python -m zoo.training.speech_gaps --utterances 100 --weights deepspeech2_open.h5
+
+Four sets of utterances of :mod:`zoo.speech.open_corpus`, drawn from seed
+:data:`SEED` (not the recipe's, so none is a training or test utterance):
+the test split's texts (held-out words) and the training split's (training
+words and template sentences, no everyday texts), each said by held-out voices
+and by training voices. A text keeps its speed, pitch, pauses and noise
+whoever says it (``open_corpus.utterance``'s ``voices``), so two sets of
+one text split differ by the voices alone. Prints the CER and WER of greedy
+decoding and of the beam with the language model for each set.
+"""
+
+import argparse
+
+from zoo.speech import open_corpus, pretrained
+from zoo.speech.metrics import cer, wer
+from zoo.speech.transcribe import transcribe
+from zoo.training import speech_open
+from zoo.training.speech import CONFIG
+
+SEED = 7
+UTTERANCES = 500
+# (text split, voices): words and voices both held out, then each alone, then neither.
+SETS = (('test', 'test'), ('test', 'train'), ('train', 'test'), ('train', 'train'))
+
+
+def utterances(texts, voices, count, vocabulary, seed=SEED):
+    """``(features, transcripts)`` of ``count`` utterances of split ``texts`` said by ``voices``."""
+    arrays = open_corpus.build(texts, 0, count, vocabulary, seed, voices=voices)
+    bounds = arrays['offsets']
+    features = [arrays['features'][start:end] for start, end in zip(bounds[:-1], bounds[1:])]
+    return features, list(arrays['transcripts'])
+
+
+def gaps(model, lm, count=UTTERANCES, vocabulary=None):
+    """``{(texts, voices): {decoder: (CER, WER)}}`` for each of :data:`SETS`, decoders greedy
+    and beam + ``lm`` (the registered decoding)."""
+    vocabulary = vocabulary or open_corpus.Vocabulary()
+    decoders = {'greedy': {}, 'beam+lm': dict(pretrained.DECODER, lm=lm)}
+    rates = {}
+    for texts, voices in SETS:
+        features, transcripts = utterances(texts, voices, count, vocabulary)
+        rates[texts, voices] = {}
+        for name, options in decoders.items():
+            heard = transcribe(model, features, **options)
+            rates[texts, voices][name] = (cer(transcripts, heard), wer(transcripts, heard))
+    return rates
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--utterances', type=int, default=UTTERANCES, help='per set')
+    parser.add_argument('--weights', help='a weight file of the recipe\'s DeepSpeech2 '
+                                          '(default: the registered one)')
+    parser.add_argument('--units', type=int, default=CONFIG['units'],
+                        help='its recurrent width')
+    args = parser.parse_args(argv)
+    if args.weights:
+        model = speech_open.build_model(units=args.units)
+        model.load_weights(args.weights)
+    else:
+        model = pretrained.model()
+    rates = gaps(model, pretrained.language_model(), args.utterances)
+    words = {'test': 'held-out words', 'train': 'training words'}
+    speakers = {'test': 'held-out voices', 'train': 'training voices'}
+    for (texts, voices), row in rates.items():
+        print(f'{words[texts]:>15}, {speakers[voices]:>15}: ' + ', '.join(
+            f'{name} CER {character:.1%} WER {word:.1%}'
+            for name, (character, word) in row.items()), flush=True)
+
+
+if __name__ == '__main__':
+    main()
