@@ -2,11 +2,20 @@
 
 A voice is an accent (one of espeak-ng's eight ``gmw`` English voices) with a
 variant (a file of espeak-ng-data's ``voices/!v``), named ``accent+variant``
-as espeak-ng's ``-v`` takes it. The splits are fixed lists of variants written
-here, so they are the same on every machine: the ``'test'`` variants are held
-out (never heard in training, with any accent), the ``'transfer'`` variants
-are kept for fine-tuning experiments, and ``'train'`` has the rest. The
-variant ``Mr serious`` is left out (its name has a space).
+as espeak-ng's ``-v`` takes it (:func:`voice_name`), or an accent's own
+:data:`PLAIN` voice, which ``espeak-ng`` speaks with when given no ``-v``.
+The splits are fixed lists of variants written here, so they are the same on
+every machine: the ``'test'`` variants are held out (never heard in
+training, with any accent), the ``'transfer'`` variants are kept for
+fine-tuning experiments, and ``'train'`` has the rest. The variant ``Mr
+serious`` is left out (its name has a space).
+
+espeak-ng 1.51 drops a variant after ``en-gb``, the name of a language, but
+reads it after ``en``, the name of the same voice file: ``en-gb+f3`` speaks
+as plain ``en-gb`` whatever the variant, ``en+f3`` as ``f3``. The
+closed-vocabulary corpus and the open corpus's first version named the
+accent ``en-gb`` (:data:`ACCENTS_V1`), so an eighth of their voices, in every
+split, were the plain British voice; :data:`ACCENTS` names it ``en``.
 """
 
 import os
@@ -14,8 +23,12 @@ import re
 import shutil
 import subprocess
 
-ACCENTS = ('en-gb', 'en-us', 'en-gb-scotland', 'en-gb-x-gbclan', 'en-gb-x-rp', 'en-gb-x-gbcwmd',
+ACCENTS = ('en', 'en-us', 'en-gb-scotland', 'en-gb-x-gbclan', 'en-gb-x-rp', 'en-gb-x-gbcwmd',
            'en-029', 'en-us-nyc')
+# As the closed corpus (and the open corpus's version 1) names them; see above.
+ACCENTS_V1 = ('en-gb',) + ACCENTS[1:]
+# An accent without a variant: espeak-ng's own voice for it.
+PLAIN = 'plain'
 
 VARIANTS = {
     'test': ('f3', 'm3', 'klatt3', 'robert', 'Annie', 'Michael', 'belinda', 'grandpa', 'iven2',
@@ -39,14 +52,22 @@ INSTALL_HINT = ('the speech corpus is synthesised by espeak-ng (1.51 was used): 
                 '(zoo.speech.corpus.load_sample)')
 
 
+def voice_name(accent, variant):
+    """The name espeak-ng's ``-v`` takes: ``accent+variant``, or ``accent`` for :data:`PLAIN`."""
+    return accent if variant == PLAIN else f'{accent}+{variant}'
+
+
 def variant_of(voice):
-    """The variant of a voice name ``accent+variant``."""
-    return voice.split('+', 1)[1]
+    """The variant of a voice name ``accent+variant``; :data:`PLAIN` for an accent alone."""
+    return voice.split('+', 1)[1] if '+' in voice else PLAIN
 
 
 def split_of(voice):
-    """The split (``'train'``, ``'test'`` or ``'transfer'``) whose variants include ``voice``'s."""
+    """The split (``'train'``, ``'test'`` or ``'transfer'``) whose variants include ``voice``'s;
+    the :data:`PLAIN` voices are training voices (the open corpus trains on them)."""
     variant = variant_of(voice)
+    if variant == PLAIN:
+        return 'train'
     for split, variants in VARIANTS.items():
         if variant in variants:
             return split

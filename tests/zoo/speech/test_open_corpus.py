@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zoo.speech import augment, open_corpus, voices, words
+from zoo.speech import augment, corpus, open_corpus, voices, words
 from zoo.speech.alphabet import ENGLISH
 from zoo.speech.texts import VOCABULARY
 
@@ -101,6 +101,21 @@ def test_another_splits_voices_say_the_same_texts_with_the_same_draws():
         open_corpus.utterance('test', 0, vocabulary, voices='nobody')
 
 
+@needs_espeak
+def test_every_accent_speaks_each_variant_in_a_voice_of_its_own():
+    def wave(voice):
+        return corpus.speak('see you tomorrow', voice, 175, 50).tobytes()
+
+    for accent in voices.ACCENTS:
+        said = {wave(voices.voice_name(accent, variant)) for variant in (voices.PLAIN, 'f3', 'm1')}
+        assert len(said) == 3, accent
+    # Why version 1's accents are kept apart: after 'en-gb' espeak-ng drops the variant.
+    assert wave('en-gb+f3') == wave('en-gb') == wave('en')
+    assert voices.split_of('en') == voices.split_of('en+m1') == 'train'
+    assert open_corpus.SPEAKERS['train'][-1] == voices.PLAIN
+    assert open_corpus.SPEAKERS['test'] == voices.VARIANTS['test']
+
+
 def test_augmentation_is_seeded_and_can_stay_clean_or_go_narrowband():
     rate = 22050
     # Silence, then a 6 kHz tone: a room's echo comes after the sound, so the
@@ -141,8 +156,8 @@ def test_everyday_sentences_are_an_option_that_leaves_the_recipes_texts_alone(tm
     assert not any(text in everyday for text in plain)
     names = [os.path.basename(open_corpus.shard_path(tmp_path, 'train', 0, 0, 500, e))
              for e in ((), everyday)]
-    assert names == ['open-train-seed0-v1-0000000-500.npz',
-                     'open-train-seed0-v1-everyday2-0000000-500.npz']
+    assert names == ['open-train-seed0-v2-0000000-500.npz',
+                     'open-train-seed0-v2-everyday2-0000000-500.npz']
     with pytest.raises(ValueError, match='training texts'):
         open_corpus.generate('test', 1, directory=tmp_path, vocabulary=vocabulary,
                              everyday=everyday)
