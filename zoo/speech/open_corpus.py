@@ -5,8 +5,9 @@ corpus says any of the ~57,000 training words of :mod:`zoo.speech.words`,
 so that a model has to spell what it hears rather than recognise a closed
 set of words. Two splits:
 
-- ``'train'``: training voices (``voices.VARIANTS['train']`` and the plain
-  voice, with the 8 accents); texts of 1 to 5 training words, each a common word
+- ``'train'``: training voices (``voices.VARIANTS['train']`` with the 8
+  accents, and :data:`PLAIN_SHARE` of the time their plain voices); texts
+  of 1 to 5 training words, each a common word
   (:data:`~zoo.speech.words.COMMON_WORDS`) or any training word with even
   odds, and with probability :data:`TEMPLATE_PROBABILITY` a text of the
   template corpus (digit strings, commands, sentences). Given ``everyday``
@@ -20,9 +21,9 @@ set of words. Two splits:
 Version 2 names the British accent ``en`` (``voices.ACCENTS``): in version 1,
 ``en-gb+variant`` was the plain British voice whatever the variant
 (:mod:`zoo.speech.voices`), so an eighth of the test utterances were a voice
-that training had heard. It adds the plain voices to the training voices
-(``espeak-ng`` without ``-v`` speaks with one), which version 1 had only as
-that eighth.
+that training had heard. It keeps an eighth of the training utterances for
+the accents' plain voices (``espeak-ng`` without ``-v`` speaks with one,
+the voice a user tries first), as version 1 had them for one accent.
 
 Utterance ``i`` of a split comes from its own random stream, seeded by
 ``(seed, FORMAT_VERSION, split, i)``: text, voice, speed (``-s`` 100..230),
@@ -49,8 +50,9 @@ SHARD = 500
 TEMPLATE_PROBABILITY = 0.15
 EVERYDAY_PROBABILITY = 0.15
 _SPLIT_CODES = {'train': 11, 'test': 12}
-# Who speaks each split: version 2 adds the plain voices to training's variants.
-SPEAKERS = dict(VARIANTS, train=VARIANTS['train'] + (PLAIN,))
+# The share of training utterances said by an accent's plain voice (espeak-ng's
+# own, the one a user tries first): version 1 had an eighth, by accident.
+PLAIN_SHARE = 0.125
 
 
 class Vocabulary:
@@ -102,12 +104,16 @@ def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None):
     draws are the same), so the two differ by the voice alone.
     """
     _check_split(split)
-    if voices is not None and voices not in SPEAKERS:
-        raise ValueError(f'voices must be one of {sorted(SPEAKERS)}, got {voices!r}')
+    voices = split if voices is None else voices
+    if voices not in VARIANTS:
+        raise ValueError(f'voices must be one of {sorted(VARIANTS)}, got {voices!r}')
     rng = np.random.default_rng([seed, FORMAT_VERSION, _SPLIT_CODES[split], index])
     text = draw_open_text(rng, split, vocabulary, everyday)
-    variants = SPEAKERS[split if voices is None else voices]
-    voice = voice_name(ACCENTS[rng.integers(len(ACCENTS))], variants[rng.integers(len(variants))])
+    accent = ACCENTS[rng.integers(len(ACCENTS))]
+    variant = VARIANTS[voices][rng.integers(len(VARIANTS[voices]))]
+    # Drawn for every split, so that other voices keep the draws that follow.
+    plain = rng.random() < PLAIN_SHARE and voices == 'train'
+    voice = voice_name(accent, PLAIN if plain else variant)
     speed, pitch, gap = (int(rng.integers(100, 231)), int(rng.integers(10, 91)),
                          int(rng.integers(0, 3)))
     wave = corpus.trim_silence(corpus.speak(text, voice, speed, pitch, gap))
