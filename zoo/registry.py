@@ -187,7 +187,7 @@ register(WeightFile(
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.2062, cer_with_lm=0.1784,
-    wer=0.8347, wer_with_lm=0.7043, language_model='deepspeech2_open_lm.json.gz',
+    script='zoo/training/speech_open.py', cer=0.1995, cer_with_lm=0.1741,
+    wer=0.8180, wer_with_lm=0.7091, language_model='deepspeech2_open_lm.json.gz',
     language_model_sha256='547d835a646d4bea8be679b5afd61dc22250be3e933600d8ab27fd81469899f7',
     config=DEEPSPEECH2_DEFAULT))

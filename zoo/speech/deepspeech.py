@@ -27,8 +27,8 @@ greedy decoding and 3.21 % with a beam of 16 and the recipe's character
 ``DeepSpeech2(weights='open')`` (the same architecture), trained by ``python
 -m zoo.training.speech_open`` on 96,000 utterances of an open vocabulary, is
 the model :func:`zoo.speech.transcribe` uses: on held-out voices saying
-words no training text contains its character error rate is 20.6 % greedy
-and 17.8 % with the beam and its shipped language model
+words no training text contains its character error rate is 20.0 % greedy
+and 17.4 % with the beam and its shipped language model
 (:func:`zoo.speech.pretrained.language_model`).
 """
 
