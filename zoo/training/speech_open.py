@@ -27,10 +27,10 @@ list's SHA-256) and Debian's fortunes for the language model
    and the transcription of each of :data:`zoo.speech.words.EVERYDAY_PHRASES`
    as ``espeak-ng -w`` writes it (its default voice).
 
-``--no-everyday`` leaves the everyday texts out (the corpus of the file
-registered before, :data:`UTTERANCES` texts of words alone); ``--units``
-widens the recurrent layers. Each variant keeps a corpus or checkpoints of
-its own and the same test utterances.
+``--no-everyday`` leaves the everyday texts out (texts of words alone, as
+the recipe had them before); ``--units`` widens the recurrent layers. Each
+variant, and each version of the corpus, keeps a corpus and checkpoints of
+its own; the variants share the test utterances.
 
 Everything random follows from the seeds, so a rerun on the same kind of
 machine writes the same bits; other CPUs may round differently.
@@ -161,6 +161,14 @@ def everyday_phrases(model, lm):
     return {phrase: texts for (_, phrase), texts in heard.items()}
 
 
+def run_name(family, utterances, everyday, units):
+    """The directory of a run's checkpoints: each variant, and each version of the corpus,
+    resumes from checkpoints of its own (a run on another corpus must not resume it)."""
+    return (f'{family}-{utterances}-v{open_corpus.FORMAT_VERSION}'
+            + ('-everyday' if everyday else '')
+            + (f'-units{units}' if units != CONFIG['units'] else ''))
+
+
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
           family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units']):
     """Run (or resume) the recipe; returns the weight file's path and the measurements."""
@@ -177,11 +185,9 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
           f', {len(test)} test; {(time.perf_counter() - started) / 60:.1f} min', flush=True)
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
-    # Each variant resumes from checkpoints of its own.
-    run = f'{family}-{utterances}' + ('-everyday' if everyday else '') + \
-        (f'-units{units}' if units != CONFIG['units'] else '')
-    model, done = fit_resumable(lambda: build_model(family, units), batches, epochs,
-                                os.path.join(checkpoints, run), step_schedule, verbose)
+    directory = os.path.join(checkpoints, run_name(family, utterances, everyday, units))
+    model, done = fit_resumable(lambda: build_model(family, units), batches, epochs, directory,
+                                step_schedule, verbose)
     minutes = (time.perf_counter() - started) / 60
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)

@@ -68,3 +68,12 @@ def test_the_open_recipe_width_option():
         speech_open.build_model().get_layer('conv1').get_weights()[0].shape
     with pytest.raises(SystemExit):
         speech_open.main(['--model', 'deepspeech', '--units', '256'])
+
+
+def test_each_variant_and_corpus_version_has_checkpoints_of_its_own():
+    names = {speech_open.run_name(family, utterances, everyday, units)
+             for family in ('deepspeech2', 'deepspeech') for utterances in (96000, 128000)
+             for everyday in (True, False) for units in (160, 256)}
+    assert len(names) == 16
+    assert speech_open.run_name('deepspeech2', 128000, True, 160) == \
+        f'deepspeech2-128000-v{speech_open.open_corpus.FORMAT_VERSION}-everyday'
