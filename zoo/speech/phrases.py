@@ -2,6 +2,7 @@
 
     python -m zoo.speech.phrases                    # the README's 11, espeak-ng's default speed
     python -m zoo.speech.phrases --set check --speeds default 140 210
+    python -m zoo.speech.phrases --weights deepspeech2_open.h5   # a file of the recipe
 
 Each phrase is written to a WAV file by ``espeak-ng -w`` (its default voice,
 at each speed asked for: ``-s`` words a minute, 175 by default) and
@@ -82,12 +83,20 @@ def main(argv=None):
                         help='which phrases (default: the README\'s 11)')
     parser.add_argument('--speeds', nargs='+', type=_speed, default=[None],
                         help='espeak-ng speeds in words a minute, or "default" (175)')
+    parser.add_argument('--weights', help='weights of the registered architecture to try '
+                                          '(default: the registered file)')
     args = parser.parse_args(argv)
-    heard = hear(PHRASE_SETS[args.set], speeds=args.speeds)
+    model = None
+    if args.weights:
+        from zoo.speech.deepspeech import DeepSpeech2  # imports h5py: only when used
+        model = DeepSpeech2()
+        model.load_weights(args.weights)
+    heard = hear(PHRASE_SETS[args.set], model, speeds=args.speeds)
     print('\n'.join(report(heard, 'beam+lm')))
     right = sum(texts['beam+lm'] == phrase for (_, phrase), texts in heard.items())
-    print(f'{right} of {len(heard)} right with {pretrained.FAMILY} {pretrained.WEIGHTS!r} '
-          f'and its decoding {pretrained.DECODER}')
+    weights = args.weights or f'{pretrained.FAMILY} {pretrained.WEIGHTS!r}'
+    print(f'{right} of {len(heard)} right with {weights} and the registered decoding '
+          f'{pretrained.DECODER}')
 
 
 if __name__ == '__main__':
