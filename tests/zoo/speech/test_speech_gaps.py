@@ -9,7 +9,6 @@ from zoo.training import speech_gaps
 from tests.zoo.speech.test_open_corpus import TINY, needs_espeak, needs_wordlist
 
 
-
 @needs_espeak
 def test_a_text_split_said_by_both_voice_splits_differs_by_the_voices_alone():
     vocabulary = open_corpus.Vocabulary(TINY)
