@@ -18,7 +18,6 @@ import argparse
 from zoo.speech import open_corpus, pretrained
 from zoo.speech.metrics import cer, wer
 from zoo.speech.transcribe import transcribe
-from zoo.training import speech_open
 from zoo.training.speech import CONFIG
 
 SEED = 7
@@ -59,7 +58,9 @@ def main(argv=None):
                         help='its recurrent width')
     args = parser.parse_args(argv)
     if args.weights:
-        model = speech_open.build_model(units=args.units)
+        from zoo.speech.deepspeech import DeepSpeech2  # imports h5py: only when used
+        # Built to load weights into, not to train: no seed, no optimizer.
+        model = DeepSpeech2(**dict(CONFIG, units=args.units))
         model.load_weights(args.weights)
     else:
         model = pretrained.model()
