@@ -171,23 +171,22 @@ register(WeightFile(
                  'an eighth of them, accent en-gb, speak with the plain voice training heard)',
     script='zoo/training/speech.py', cer=0.0505, cer_with_lm=0.0321,
     config=DEEPSPEECH2_DEFAULT))
-# Written by `python -m zoo.training.speech_open` at commit e7d150b (then
-# `--everyday`, corpus version 1): 12 epochs on 96,000 generated utterances of an
-# open vocabulary, 15 % of their texts everyday English (37.3 hours of speech),
-# on this project's 2-core machine, resumed across two sessions (4 epochs, then
-# 8). Error rates measured since on the recipe's 500 test utterances of corpus
-# version 2 (held-out voices, all of them unheard, saying words no training text
-# contains; version 1's test split had an eighth of its voices heard in
-# training: zoo.speech.voices). The language model
-# (zoo.training.speech_open.language_model: a character 10-gram of the corpus's
-# training texts and everyday English) ships beside the weights.
+# Written by `python -m zoo.training.speech_open` at commit a75383d (the recipe
+# as it is: corpus version 2, whose test voices are all unheard in training):
+# 12 epochs on 128,000 generated utterances of an open vocabulary, 15 % of
+# their texts everyday English (49.7 hours of speech), on this project's 2-core
+# machine, resumed across two sessions (8 epochs, then 4). Error rates on the
+# recipe's 500 test utterances: held-out voices saying words no training text
+# contains. The language model (zoo.training.speech_open.language_model: a
+# character 10-gram of the corpus's training texts and everyday English) ships
+# beside the weights.
 register(WeightFile(
     family='deepspeech2', name='open', file_name='deepspeech2_open.h5',
-    sha256='72f0179af96d31627c9bf86bef7bd86b3d5c15f5b79a9b239e33f674b34c2e8b',
+    sha256='bd10594f0c7953786b1c402378a0c14532fa61d517ff44be3337f9785590f00a',
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.1995, cer_with_lm=0.1741,
-    wer=0.8180, wer_with_lm=0.7091, language_model='deepspeech2_open_lm.json.gz',
+    script='zoo/training/speech_open.py', cer=0.1912, cer_with_lm=0.1635,
+    wer=0.8084, wer_with_lm=0.6661, language_model='deepspeech2_open_lm.json.gz',
     language_model_sha256='547d835a646d4bea8be679b5afd61dc22250be3e933600d8ab27fd81469899f7',
     config=DEEPSPEECH2_DEFAULT))
