@@ -8,13 +8,17 @@ next epoch's batch order; see :mod:`minidl.saving`). Run again with the same
 directory, it loads the latest checkpoint and continues with
 ``initial_epoch``, so a run stopped and resumed any number of times writes
 the same bits as one that never stopped. Older checkpoints are removed, the
-last :data:`KEEP` kept.
+last :data:`KEEP` kept. A checkpoint whose learning rate is not the one the
+schedule gives its last epoch was written by another recipe (a changed
+schedule, same directory): it is refused rather than continued.
 """
 
+import math
 import os
 import re
 
 from minidl.callbacks import Callback, LearningRateScheduler, ModelCheckpoint
+from minidl.callbacks.learning_rate import float_learning_rate
 from minidl.saving import load_model
 
 KEEP = 2
@@ -57,12 +61,17 @@ def fit_resumable(build, batches, epochs, directory, schedule, verbose=2):
 
     Returns:
         ``(model, epochs done before this call)``.
+
+    Raises:
+        ValueError: If the latest checkpoint was trained at another learning
+            rate than ``schedule`` gives its last epoch.
     """
     os.makedirs(directory, exist_ok=True)
     saved = checkpoints(directory)
     if saved:
         done, path = saved[-1]
         model = load_model(path)
+        _check_schedule(model, schedule, done, path)
     else:
         done, model = 0, build()
     if done < epochs:
@@ -72,3 +81,13 @@ def fit_resumable(build, batches, epochs, directory, schedule, verbose=2):
         model.fit_generator(batches, epochs=epochs, initial_epoch=done, shuffle=True,
                             verbose=verbose, callbacks=callbacks)
     return model, done
+
+
+def _check_schedule(model, schedule, done, path):
+    # The optimizer saved in a checkpoint holds the rate its last epoch ran at; a run
+    # continued under another schedule would write bits no recipe reproduces.
+    trained_at, expected = float_learning_rate('fit_resumable', model), schedule(done - 1)
+    if not math.isclose(trained_at, expected, rel_tol=1e-6):
+        raise ValueError(f'{path}: epoch {done} was trained at learning rate {trained_at:g}, '
+                         f'but the schedule gives it {expected:g}: these checkpoints belong '
+                         f'to another schedule; move them or train into another directory')

@@ -77,3 +77,18 @@ def test_each_variant_and_corpus_version_has_checkpoints_of_its_own():
     assert len(names) == 16
     assert speech_open.run_name('deepspeech2', 128000, True, 160) == \
         f'deepspeech2-128000-v{speech_open.open_corpus.FORMAT_VERSION}-everyday'
+
+
+def test_checkpoints_of_another_schedule_are_refused(tmp_path):
+    fit_resumable(_build, _batches(), 2, tmp_path, _schedule, 0)
+    before = checkpoints(tmp_path)
+
+    def constant(epoch):  # the same first epoch, then no decay: epoch 2's rate differs
+        return 1e-2
+    with pytest.raises(ValueError, match='epoch 2 was trained at learning rate 0.005, but '
+                                         'the schedule gives it 0.01'):
+        fit_resumable(_build, _batches(), 3, tmp_path, constant, 0)
+    assert checkpoints(tmp_path) == before
+    # Under its own schedule the run goes on.
+    _, done = fit_resumable(_build, _batches(), 3, tmp_path, _schedule, 0)
+    assert done == 2
