@@ -197,15 +197,21 @@ def generate(split, count, seed=0, vocabulary='train', directory=None):
     return path
 
 
+def from_arrays(arrays):
+    """The :class:`Corpus` of arrays as :func:`build` returns them and :func:`generate`
+    stores them: utterances' features stacked, split at ``offsets``, as float32."""
+    stacked, offsets = arrays['features'], arrays['offsets']
+    return Corpus(
+        features=[stacked[a:b].astype(np.float32) for a, b in zip(offsets[:-1], offsets[1:])],
+        transcripts=[str(text) for text in arrays['transcripts']],
+        voices=[str(voice) for voice in arrays['voices']],
+        durations=arrays['durations'].astype(np.float32))
+
+
 def load(path):
     """The :class:`Corpus` stored at ``path`` by :func:`generate` (no pickle)."""
     with np.load(path, allow_pickle=False) as arrays:
-        stacked, offsets = arrays['features'], arrays['offsets']
-        return Corpus(
-            features=[stacked[a:b].astype(np.float32) for a, b in zip(offsets[:-1], offsets[1:])],
-            transcripts=[str(text) for text in arrays['transcripts']],
-            voices=[str(voice) for voice in arrays['voices']],
-            durations=arrays['durations'].astype(np.float32))
+        return from_arrays(arrays)
 
 
 def load_sample(name):

@@ -15,7 +15,7 @@ decoding and of the beam with the language model for each set.
 
 import argparse
 
-from zoo.speech import open_corpus, pretrained
+from zoo.speech import corpus, open_corpus, pretrained
 from zoo.speech.metrics import cer, wer
 from zoo.speech.transcribe import transcribe
 from zoo.training.speech import CONFIG
@@ -27,11 +27,10 @@ SETS = (('test', 'test'), ('test', 'train'), ('train', 'test'), ('train', 'train
 
 
 def utterances(texts, voices, count, vocabulary, seed=SEED):
-    """``(features, transcripts)`` of ``count`` utterances of split ``texts`` said by ``voices``."""
-    arrays = open_corpus.build(texts, 0, count, vocabulary, seed, voices=voices)
-    bounds = arrays['offsets']
-    features = [arrays['features'][start:end] for start, end in zip(bounds[:-1], bounds[1:])]
-    return features, list(arrays['transcripts'])
+    """The :class:`~zoo.speech.corpus.Corpus` of ``count`` utterances of split ``texts``
+    said by ``voices``."""
+    return corpus.from_arrays(open_corpus.build(texts, 0, count, vocabulary, seed,
+                                                voices=voices))
 
 
 def gaps(model, lm, count=UTTERANCES, vocabulary=None):
@@ -41,11 +40,12 @@ def gaps(model, lm, count=UTTERANCES, vocabulary=None):
     decoders = {'greedy': {}, 'beam+lm': dict(pretrained.DECODER, lm=lm)}
     rates = {}
     for texts, voices in SETS:
-        features, transcripts = utterances(texts, voices, count, vocabulary)
+        said = utterances(texts, voices, count, vocabulary)
         rates[texts, voices] = {}
         for name, options in decoders.items():
-            heard = transcribe(model, features, **options)
-            rates[texts, voices][name] = (cer(transcripts, heard), wer(transcripts, heard))
+            heard = transcribe(model, said.features, **options)
+            rates[texts, voices][name] = (cer(said.transcripts, heard),
+                                          wer(said.transcripts, heard))
     return rates
 
 

@@ -4,7 +4,7 @@ command reports every set for both decodings."""
 import numpy as np
 import pytest
 
-from zoo.speech import open_corpus
+from zoo.speech import open_corpus, voices
 from zoo.training import speech_gaps
 from tests.zoo.speech.test_open_corpus import TINY, needs_espeak, needs_wordlist
 
@@ -12,14 +12,17 @@ from tests.zoo.speech.test_open_corpus import TINY, needs_espeak, needs_wordlist
 @needs_espeak
 def test_a_text_split_said_by_both_voice_splits_differs_by_the_voices_alone():
     vocabulary = open_corpus.Vocabulary(TINY)
-    own, own_texts = speech_gaps.utterances('test', 'test', 3, vocabulary)
-    other, other_texts = speech_gaps.utterances('test', 'train', 3, vocabulary)
-    assert own_texts == other_texts and len(own) == 3
-    assert all(f.shape[1] == 40 and f.dtype == np.float16 for f in own + other)
-    assert not any(a.shape == b.shape and np.array_equal(a, b) for a, b in zip(own, other))
+    own = speech_gaps.utterances('test', 'test', 3, vocabulary)
+    other = speech_gaps.utterances('test', 'train', 3, vocabulary)
+    assert own.transcripts == other.transcripts and len(own.features) == 3
+    assert {voices.split_of(voice) for voice in own.voices} == {'test'}
+    assert {voices.split_of(voice) for voice in other.voices} == {'train'}
+    assert all(f.shape[1] == 40 and f.dtype == np.float32 for f in own.features + other.features)
+    assert not any(a.shape == b.shape and np.array_equal(a, b)
+                   for a, b in zip(own.features, other.features))
     # Not the recipe's test utterances: another seed.
     recipe = [open_corpus.utterance('test', i, vocabulary)[0] for i in range(3)]
-    assert recipe != own_texts
+    assert recipe != own.transcripts
 
 
 @needs_espeak
