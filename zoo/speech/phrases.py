@@ -86,11 +86,7 @@ def main(argv=None):
     parser.add_argument('--weights', help='weights of the registered architecture to try '
                                           '(default: the registered file)')
     args = parser.parse_args(argv)
-    model = None
-    if args.weights:
-        from zoo.speech.deepspeech import DeepSpeech2  # imports h5py: only when used
-        model = DeepSpeech2()
-        model.load_weights(args.weights)
+    model = pretrained.model_from_file(args.weights) if args.weights else None
     heard = hear(PHRASE_SETS[args.set], model, speeds=args.speeds)
     print('\n'.join(report(heard, 'beam+lm')))
     right = sum(texts['beam+lm'] == phrase for (_, phrase), texts in heard.items())

@@ -38,3 +38,25 @@ def model():
     """``zoo.DeepSpeech2(weights=WEIGHTS)``, built and loaded once per process."""
     from zoo.speech.deepspeech import DeepSpeech2  # the registry imports h5py: only when used
     return DeepSpeech2(weights=WEIGHTS)
+
+
+def model_from_file(path, units=None):
+    """The registered architecture holding the weights in ``path``: a file of the recipe
+    (``zoo.training.speech_open``) tried before it is registered.
+
+    Args:
+        path: A weight file (``model.save_weights``).
+        units: The recurrent width it was trained with (the recipe's ``--units``);
+            None for the registered one.
+
+    Raises:
+        ValueError: If the file's weights do not fit that architecture.
+    """
+    from zoo.speech.deepspeech import DeepSpeech2  # the registry imports h5py: only when used
+    config = dict(registry.lookup(FAMILY, WEIGHTS).config)
+    if units is not None:
+        config['units'] = units
+    # Built to load weights into, not to train: no seed, no optimizer.
+    candidate = DeepSpeech2(**config)
+    candidate.load_weights(path)
+    return candidate

@@ -57,13 +57,8 @@ def main(argv=None):
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='its recurrent width')
     args = parser.parse_args(argv)
-    if args.weights:
-        from zoo.speech.deepspeech import DeepSpeech2  # imports h5py: only when used
-        # Built to load weights into, not to train: no seed, no optimizer.
-        model = DeepSpeech2(**dict(CONFIG, units=args.units))
-        model.load_weights(args.weights)
-    else:
-        model = pretrained.model()
+    model = (pretrained.model_from_file(args.weights, args.units) if args.weights
+             else pretrained.model())
     rates = gaps(model, pretrained.language_model(), args.utterances)
     words = {'test': 'held-out words', 'train': 'training words'}
     speakers = {'test': 'held-out voices', 'train': 'training voices'}

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 
+import numpy as np
 import pytest
 
 from zoo import registry
@@ -93,3 +94,16 @@ def test_the_sample_is_held_out_voices_saying_held_out_words():
         pytest.skip('the word list is not installed (apt-get install wamerican)')
     training = set(open_corpus.Vocabulary().training)
     assert not {word for text in sample.transcripts for word in text.split()} & training
+
+
+def test_a_candidate_file_loads_into_the_registered_architecture(tmp_path):
+    pytest.importorskip('h5py')
+    registered = pretrained.model()
+    registered.save_weights(tmp_path / 'candidate.h5')
+    candidate = pretrained.model_from_file(tmp_path / 'candidate.h5')
+    assert candidate is not registered and candidate.count_params() == 1408669
+    for mine, theirs in zip(candidate.get_weights(), registered.get_weights()):
+        np.testing.assert_array_equal(mine, theirs)
+    # A file of another width does not fit: said, not loaded half-way.
+    with pytest.raises(ValueError):
+        pretrained.model_from_file(tmp_path / 'candidate.h5', units=64)
