@@ -16,8 +16,7 @@ decoding and of the beam with the language model for each set.
 import argparse
 
 from zoo.speech import corpus, open_corpus, pretrained
-from zoo.speech.metrics import cer, wer
-from zoo.speech.transcribe import transcribe
+from zoo.training import speech_open
 from zoo.training.speech import CONFIG
 
 SEED = 7
@@ -37,16 +36,9 @@ def gaps(model, lm, count=UTTERANCES, vocabulary=None):
     """``{(texts, voices): {decoder: (CER, WER)}}`` for each of :data:`SETS`, decoders greedy
     and beam + ``lm`` (the registered decoding)."""
     vocabulary = vocabulary or open_corpus.Vocabulary()
-    decoders = {'greedy': {}, 'beam+lm': dict(pretrained.DECODER, lm=lm)}
-    rates = {}
-    for texts, voices in SETS:
-        said = utterances(texts, voices, count, vocabulary)
-        rates[texts, voices] = {}
-        for name, options in decoders.items():
-            heard = transcribe(model, said.features, **options)
-            rates[texts, voices][name] = (cer(said.transcripts, heard),
-                                          wer(said.transcripts, heard))
-    return rates
+    return {(texts, voices): speech_open.error_rates(
+                model, utterances(texts, voices, count, vocabulary), lm, ('greedy', 'beam+lm'))
+            for texts, voices in SETS}
 
 
 def main(argv=None):

@@ -143,11 +143,12 @@ def decoders(lm):
     return {'greedy': {}, 'beam': beam, 'beam+lm': with_lm}
 
 
-def error_rates(model, data, lm):
-    """``{decoder: (CER, WER)}`` of ``model`` on a corpus, for each of :func:`decoders`."""
+def error_rates(model, data, lm, names=('greedy', 'beam', 'beam+lm')):
+    """``{decoder: (CER, WER)}`` of ``model`` on a corpus, for the :func:`decoders` named."""
+    options = decoders(lm)
     rates = {}
-    for name, options in decoders(lm).items():
-        texts = transcribe(model, data.features, **options)
+    for name in names:
+        texts = transcribe(model, data.features, **options[name])
         rates[name] = (cer(data.transcripts, texts), wer(data.transcripts, texts))
     return rates
 
