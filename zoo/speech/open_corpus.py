@@ -13,7 +13,7 @@ set of words. Two splits:
   template corpus (digit strings, commands, sentences). Given ``everyday``
   sentences (an option of :func:`generate`; the registered recipe gives
   the fortunes' short sentences), a training text is one of them with probability
-  :data:`EVERYDAY_PROBABILITY`, so that function words are heard inside
+  ``everyday_share`` (default :data:`EVERYDAY_PROBABILITY`), so that function words are heard inside
   phrases, as espeak-ng runs them together ("have a nice day").
 - ``'test'``: held-out voices (``VARIANTS['test']``) saying 1 to 4 held-out
   words, words that no training text contains.
@@ -72,15 +72,15 @@ class Vocabulary:
             raise ValueError('the word list has no held-out word; give a longer list')
 
 
-def draw_open_text(rng, split, vocabulary, everyday=()):
+def draw_open_text(rng, split, vocabulary, everyday=(), everyday_share=EVERYDAY_PROBABILITY):
     """One text of ``split`` (``'train'`` or ``'test'``), drawn with the Generator ``rng``;
     a training text is one of the ``everyday`` sentences with probability
-    :data:`EVERYDAY_PROBABILITY` (none: no draw for it, the same stream as before)."""
+    ``everyday_share`` (no sentences: no draw for it, the same stream as before)."""
     if split == 'test':
         count = int(rng.integers(1, 5))
         return ' '.join(vocabulary.held_out[i]
                         for i in rng.integers(0, len(vocabulary.held_out), count))
-    if everyday and rng.random() < EVERYDAY_PROBABILITY:
+    if everyday and rng.random() < everyday_share:
         return everyday[rng.integers(len(everyday))]
     if rng.random() < TEMPLATE_PROBABILITY:
         return draw_text(rng)[1]
@@ -96,7 +96,8 @@ def _check_split(split):
         raise ValueError(f'split must be one of {sorted(_SPLIT_CODES)}, got {split!r}')
 
 
-def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None):
+def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None,
+              everyday_share=EVERYDAY_PROBABILITY):
     """Utterance ``index`` of a split: ``(transcript, voice, wave)``, wave float64 at 22050 Hz.
 
     ``voices``: the split whose voices speak, default ``split``'s own. Another
@@ -108,7 +109,7 @@ def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None):
     if voices not in VARIANTS:
         raise ValueError(f'voices must be one of {sorted(VARIANTS)}, got {voices!r}')
     rng = np.random.default_rng([seed, FORMAT_VERSION, _SPLIT_CODES[split], index])
-    text = draw_open_text(rng, split, vocabulary, everyday)
+    text = draw_open_text(rng, split, vocabulary, everyday, everyday_share)
     accent = ACCENTS[rng.integers(len(ACCENTS))]
     variant = VARIANTS[voices][rng.integers(len(VARIANTS[voices]))]
     # Drawn for every split, so that other voices keep the draws that follow.
@@ -120,12 +121,14 @@ def utterance(split, index, vocabulary, seed=0, everyday=(), voices=None):
     return text, voice, augment(wave.astype(np.float64) / 32768.0, corpus.RATE, rng)
 
 
-def build(split, start, count, vocabulary, seed=0, everyday=(), voices=None):
+def build(split, start, count, vocabulary, seed=0, everyday=(), voices=None,
+          everyday_share=EVERYDAY_PROBABILITY):
     """Arrays of utterances ``start .. start + count - 1`` as :func:`corpus.build` gives them
-    (``voices``: as for :func:`utterance`)."""
+    (``voices``, ``everyday_share``: as for :func:`utterance`)."""
     frames, transcripts, speakers, durations = [], [], [], []
     for index in range(start, start + count):
-        text, voice, wave = utterance(split, index, vocabulary, seed, everyday, voices)
+        text, voice, wave = utterance(split, index, vocabulary, seed, everyday, voices,
+                                      everyday_share)
         frames.append(corpus.features(wave, corpus.RATE, bins=corpus.BINS).astype(np.float16))
         transcripts.append(text)
         speakers.append(voice)
@@ -137,15 +140,20 @@ def build(split, start, count, vocabulary, seed=0, everyday=(), voices=None):
             'durations': np.array(durations, np.float32)}
 
 
-def shard_path(directory, split, seed, start, count, everyday=()):
+def shard_path(directory, split, seed, start, count, everyday=(),
+               everyday_share=EVERYDAY_PROBABILITY):
     """Where the shard of utterances ``start .. start + count - 1`` is cached (its name
-    counts the ``everyday`` sentences drawn from, if any)."""
+    counts the ``everyday`` sentences drawn from, if any, and gives a share other
+    than :data:`EVERYDAY_PROBABILITY` in percent)."""
     tag = f'-everyday{len(everyday)}' if everyday else ''
+    if everyday and everyday_share != EVERYDAY_PROBABILITY:
+        tag += f'-share{round(everyday_share * 100)}'
     return os.path.join(directory, f'open-{split}-seed{seed}-v{FORMAT_VERSION}{tag}-'
                                    f'{start:07d}-{count}.npz')
 
 
-def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD, everyday=()):
+def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD, everyday=(),
+             everyday_share=EVERYDAY_PROBABILITY):
     """Generate (or find cached) the first ``count`` utterances of a split; their shard paths.
 
     Args:
@@ -157,6 +165,7 @@ def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD,
         shard: Utterances per shard file (the last may hold fewer).
         everyday: Sentences that training texts are drawn from too (see the
             module's docstring); a sequence, the same for every call.
+        everyday_share: The probability that a training text is one of them.
 
     Returns:
         The list of shard paths, in order; each holds what :func:`corpus.load` reads.
@@ -164,17 +173,20 @@ def generate(split, count, seed=0, directory=None, vocabulary=None, shard=SHARD,
     _check_split(split)
     if everyday and split != 'train':
         raise ValueError(f'everyday sentences are training texts; the {split!r} split has none')
+    if not 0 <= everyday_share <= 1:
+        raise ValueError(f'everyday_share is a probability, got {everyday_share!r}')
     directory = directory or corpus.default_directory()
     os.makedirs(directory, exist_ok=True)
     paths = []
     for start in range(0, count, shard):
         size = min(shard, count - start)
-        path = shard_path(directory, split, seed, start, size, everyday)
+        path = shard_path(directory, split, seed, start, size, everyday, everyday_share)
         if not os.path.exists(path):
             if vocabulary is None:
                 check_installed_variants()
                 vocabulary = Vocabulary()
-            corpus._save(path, build(split, start, size, vocabulary, seed, everyday))
+            corpus._save(path, build(split, start, size, vocabulary, seed, everyday,
+                                     everyday_share=everyday_share))
         paths.append(path)
     return paths
 

@@ -49,12 +49,12 @@ import minidl
 from minidl.optimizers import Adam
 
 import zoo
-from zoo.speech import everyday_texts, open_corpus, phrases, pretrained
+from zoo.speech import everyday_texts, open_corpus, phrases, pretrained, wordnet_examples
 from zoo.speech.batches import SpeechBatches
 from zoo.speech.language_model import CharNgramModel
 from zoo.speech.metrics import cer, wer
 from zoo.speech.transcribe import transcribe
-from zoo.speech.words import EVERYDAY_PHRASES
+from zoo.speech.words import CHECK_PHRASES, EVERYDAY_PHRASES
 from zoo.training import schedule
 from zoo.training.resumable import fit_resumable
 from zoo.training.speech import BATCH_SIZE, CONFIG, LEARNING_RATE
@@ -74,6 +74,9 @@ LM_ORDER, LM_TEXTS, LM_SEED = 10, 50000, 0x6c6d
 # not depend on who says them, so version 2 counts the same ones.
 LM_STREAM = 1
 EVERYDAY_MAX_WORDS = 6  # the longest everyday sentence a training text may be
+# An experiment (--more-everyday): twice the everyday share, drawn from WordNet's
+# examples too, so that the model hears more words run together as phrases.
+MORE_EVERYDAY_SHARE = 0.3
 SPOKEN_LETTERS = ('a', 'i')  # the one-letter words espeak-ng says as words
 DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training',
                                    'deepspeech2_open')
@@ -121,6 +124,24 @@ def everyday_sentences(fortunes=None):
                  and all(len(word) > 1 or word in SPOKEN_LETTERS for word in text.split()))
 
 
+def more_everyday_sentences(fortunes=None, examples=None):
+    """``--more-everyday``'s pool: :func:`everyday_sentences` of the fortunes and of
+    WordNet's examples (:mod:`zoo.speech.wordnet_examples`), less every sentence
+    that holds an everyday or check phrase (:data:`zoo.speech.words.EVERYDAY_PHRASES`,
+    ``CHECK_PHRASES``), so that the phrases the model is judged on are no everyday
+    training text (as a template command, "turn on the light" still is one).
+
+    ``fortunes``, ``examples``: the sources' ``training_sentences()``, if already read.
+    """
+    if fortunes is None:
+        fortunes = everyday_texts.training_sentences()
+    if examples is None:
+        examples = wordnet_examples.training_sentences()
+    judged = [f' {phrase} ' for phrase in EVERYDAY_PHRASES + CHECK_PHRASES]
+    return tuple(text for text in everyday_sentences(list(fortunes) + list(examples))
+                 if not any(phrase in f' {text} ' for phrase in judged))
+
+
 # The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
 step_schedule = schedule.step_schedule(LEARNING_RATE, DECAY_EPOCHS)
 
@@ -162,31 +183,40 @@ def everyday_phrases(model, lm):
     return {phrase: texts for (_, phrase), texts in heard.items()}
 
 
-def run_name(family, utterances, everyday, units):
+def run_name(family, utterances, everyday, units, more_everyday=False):
     """The directory of a run's checkpoints: each variant, and each version of the corpus,
     resumes from checkpoints of its own (a run on another corpus must not resume it)."""
     return (f'{family}-{utterances}-v{open_corpus.FORMAT_VERSION}'
-            + ('-everyday' if everyday else '')
+            + ('-everyday' if everyday else '') + ('-more' if everyday and more_everyday else '')
             + (f'-units{units}' if units != CONFIG['units'] else ''))
 
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
-          family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units']):
+          family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units'],
+          more_everyday=False):
     """Run (or resume) the recipe; returns the weight file's path and the measurements."""
     vocabulary = open_corpus.Vocabulary()
     # Read and checked once: the corpus's everyday texts and the LM both need them.
     fortunes = everyday_texts.training_sentences()
-    sentences = everyday_sentences(fortunes) if everyday else ()
+    share = open_corpus.EVERYDAY_PROBABILITY
+    if not everyday:
+        sentences = ()
+    elif more_everyday:
+        sentences, share = more_everyday_sentences(fortunes), MORE_EVERYDAY_SHARE
+    else:
+        sentences = everyday_sentences(fortunes)
     started = time.perf_counter()
     training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
-                                                     vocabulary=vocabulary, everyday=sentences))
+                                                     vocabulary=vocabulary, everyday=sentences,
+                                                     everyday_share=share))
     test = open_corpus.load(open_corpus.generate('test', TEST_UTTERANCES, SEED,
                                                  vocabulary=vocabulary))
     print(f'corpus: {len(training)} training utterances ({training.durations.sum() / 3600:.1f} h)'
           f', {len(test)} test; {(time.perf_counter() - started) / 60:.1f} min', flush=True)
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
-    directory = os.path.join(checkpoints, run_name(family, utterances, everyday, units))
+    directory = os.path.join(checkpoints,
+                             run_name(family, utterances, everyday, units, more_everyday))
     model, done = fit_resumable(lambda: build_model(family, units), batches, epochs, directory,
                                 step_schedule, verbose)
     minutes = (time.perf_counter() - started) / 60
@@ -220,15 +250,20 @@ def main(argv=None):
     parser.add_argument('--everyday', action=argparse.BooleanOptionalAction, default=True,
                         help='draw 15 %% of the training texts from everyday English (the '
                              'recipe; --no-everyday: the earlier corpus of words alone)')
+    parser.add_argument('--more-everyday', action='store_true',
+                        help='an experiment: 30 %% everyday texts, from the fortunes and '
+                             'WordNet\'s examples, none holding an everyday or check phrase')
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='width of DeepSpeech2\'s recurrent layers (an experiment; '
                              f'the recipe\'s {CONFIG["units"]})')
     args = parser.parse_args(argv)
     if args.units != CONFIG['units'] and args.model != 'deepspeech2':
         parser.error('--units sets the width of DeepSpeech2; Deep Speech has its own')
+    if args.more_everyday and not args.everyday:
+        parser.error('--more-everyday and --no-everyday contradict each other')
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
     train(args.output, args.checkpoints, args.utterances, args.epochs, args.model,
-          everyday=args.everyday, units=args.units)
+          everyday=args.everyday, units=args.units, more_everyday=args.more_everyday)
 
 
 if __name__ == '__main__':
