@@ -168,3 +168,20 @@ def test_everyday_sentences_are_an_option_that_leaves_the_recipes_texts_alone(tm
     with pytest.raises(ValueError, match='training texts'):
         open_corpus.generate('test', 1, directory=tmp_path, vocabulary=vocabulary,
                              everyday=everyday)
+
+
+def test_the_everyday_share_is_a_parameter_named_in_the_shards_unless_the_recipes(tmp_path):
+    vocabulary = open_corpus.Vocabulary(TINY)
+    everyday = ('have a nice day', 'what time is it')
+    rng = np.random.default_rng(7)
+    mixed = [open_corpus.draw_open_text(rng, 'train', vocabulary, everyday, everyday_share=0.3)
+             for _ in range(2000)]
+    share = sum(text in everyday for text in mixed) / len(mixed)
+    assert abs(share - 0.3) < 0.03, share
+    names = [os.path.basename(open_corpus.shard_path(tmp_path, 'train', 0, 0, 500, everyday, s))
+             for s in (open_corpus.EVERYDAY_PROBABILITY, 0.3)]
+    assert names == ['open-train-seed0-v2-everyday2-0000000-500.npz',
+                     'open-train-seed0-v2-everyday2-share30-0000000-500.npz']
+    with pytest.raises(ValueError, match='probability'):
+        open_corpus.generate('train', 1, directory=tmp_path, vocabulary=vocabulary,
+                             everyday=everyday, everyday_share=1.5)

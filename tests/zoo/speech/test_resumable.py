@@ -71,12 +71,25 @@ def test_the_open_recipe_width_option():
 
 
 def test_each_variant_and_corpus_version_has_checkpoints_of_its_own():
-    names = {speech_open.run_name(family, utterances, everyday, units)
+    texts = ((False, False), (True, False), (True, True))  # (everyday, more_everyday)
+    names = {speech_open.run_name(family, utterances, everyday, units, more)
              for family in ('deepspeech2', 'deepspeech') for utterances in (96000, 128000)
-             for everyday in (True, False) for units in (160, 256)}
-    assert len(names) == 16
+             for everyday, more in texts for units in (160, 256)}
+    assert len(names) == 24
     assert speech_open.run_name('deepspeech2', 128000, True, 160) == \
         f'deepspeech2-128000-v{speech_open.open_corpus.FORMAT_VERSION}-everyday'
+    with pytest.raises(SystemExit):
+        speech_open.main(['--more-everyday', '--no-everyday'])
+
+
+def test_more_everyday_texts_hold_no_phrase_the_model_is_judged_on():
+    fortunes = ['what time is it', 'so what time is it now', 'a nice day', 'take cares',
+                'one two three four five six seven']
+    examples = ['i love you dearly', 'the lamp is on']
+    pool = speech_open.more_everyday_sentences(fortunes, examples)
+    # Whole phrases inside a sentence go ('i love you', 'what time is it'); a phrase's
+    # words inside other words ('take cares') and sentences over six words as ever.
+    assert pool == ('a nice day', 'take cares', 'the lamp is on')
 
 
 def test_checkpoints_of_another_schedule_are_refused(tmp_path):
