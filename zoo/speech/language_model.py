@@ -27,6 +27,7 @@ JSON form stores.
 
 import base64
 import binascii
+import gzip
 import json
 import math
 
@@ -308,12 +309,17 @@ class CharNgramModel:
                    Alphabet(data['characters']))
 
     def save(self, path):
-        """Write :meth:`to_json` to the file ``path``."""
-        with open(path, 'w', encoding='utf-8') as file:
-            file.write(self.to_json())
+        """Write :meth:`to_json` to the file ``path``, gzipped if its name ends in ``.gz``
+        (with no time stamp, so that the same counts always give the same bytes)."""
+        data = self.to_json().encode('utf-8')
+        if str(path).endswith('.gz'):
+            data = gzip.compress(data, mtime=0)
+        with open(path, 'wb') as file:
+            file.write(data)
 
     @classmethod
     def load(cls, path):
-        """Read a model written by :meth:`save`."""
-        with open(path, encoding='utf-8') as file:
+        """Read a model written by :meth:`save` (gunzipped if its name ends in ``.gz``)."""
+        opener = gzip.open if str(path).endswith('.gz') else open
+        with opener(path, 'rt', encoding='utf-8') as file:
             return cls.from_json(file.read())

@@ -3,6 +3,7 @@
     python -m zoo.speech.phrases                    # the README's 11, espeak-ng's default speed
     python -m zoo.speech.phrases --set check --speeds default 140 210
     python -m zoo.speech.phrases --weights deepspeech2_open.h5   # a file of the recipe
+    python -m zoo.speech.phrases --weights deepspeech2_open.h5 --lm deepspeech2_open_lm.json.gz
 
 Each phrase is written to a WAV file by ``espeak-ng -w`` (its default voice,
 at each speed asked for: ``-s`` words a minute, 175 by default) and
@@ -20,6 +21,7 @@ import subprocess
 import tempfile
 
 from zoo.speech import pretrained
+from zoo.speech.language_model import CharNgramModel
 from zoo.speech.transcribe import transcribe_file
 from zoo.speech.voices import espeak, espeak_environment
 from zoo.speech.words import CHECK_PHRASES, EVERYDAY_PHRASES
@@ -85,14 +87,17 @@ def main(argv=None):
                         help='espeak-ng speeds in words a minute, or "default" (175)')
     parser.add_argument('--weights', help='weights of the registered architecture to try '
                                           '(default: the registered file)')
+    parser.add_argument('--lm', help='a language model file of the recipe to decode with '
+                                     '(default: the registered one)')
     args = parser.parse_args(argv)
     model = pretrained.model_from_file(args.weights) if args.weights else None
-    heard = hear(PHRASE_SETS[args.set], model, speeds=args.speeds)
+    decoders = {'beam+lm': {'lm': CharNgramModel.load(args.lm)}} if args.lm else REGISTERED
+    heard = hear(PHRASE_SETS[args.set], model, decoders, speeds=args.speeds)
     print('\n'.join(report(heard, 'beam+lm')))
     right = sum(texts['beam+lm'] == phrase for (_, phrase), texts in heard.items())
     weights = args.weights or f'{pretrained.FAMILY} {pretrained.WEIGHTS!r}'
-    print(f'{right} of {len(heard)} right with {weights} and the registered decoding '
-          f'{pretrained.DECODER}')
+    print(f'{right} of {len(heard)} right with {weights}, the registered decoding '
+          f'{pretrained.DECODER} and ' + (args.lm or 'its language model'))
 
 
 if __name__ == '__main__':

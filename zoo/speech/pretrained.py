@@ -10,7 +10,6 @@ process, and reused.
 """
 
 import functools
-import gzip
 
 from zoo import registry
 from zoo.speech.language_model import CharNgramModel
@@ -29,8 +28,7 @@ def language_model():
     the gzipped JSON registered beside its weights (counted by the recipe on its
     training texts and on everyday English without a held-out word)."""
     entry = registry.lookup(FAMILY, WEIGHTS)
-    with gzip.open(entry.fetch_language_model(), 'rt', encoding='utf-8') as file:
-        return CharNgramModel.from_json(file.read())
+    return CharNgramModel.load(entry.fetch_language_model())
 
 
 @functools.lru_cache(maxsize=None)

@@ -37,7 +37,6 @@ machine writes the same bits; other CPUs may round differently.
 """
 
 import argparse
-import gzip
 import hashlib
 import os
 import pathlib
@@ -225,8 +224,7 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     lm = language_model(vocabulary, fortunes)
     lm_path = pathlib.Path(output_dir) / f'{family}_open_lm.json.gz'
-    # mtime=0: the same counts give the same bytes on every run.
-    lm_path.write_bytes(gzip.compress(lm.to_json().encode('utf-8'), mtime=0))
+    lm.save(lm_path)
     print(f'{lm_path} sha256 {hashlib.sha256(lm_path.read_bytes()).hexdigest()}')
     rates = error_rates(model, test, lm)
     print(f'{family}: {epochs} epochs on {len(training)} utterances, {epochs - done} of them in '

@@ -1,4 +1,5 @@
 import base64
+import gzip
 import json
 import math
 
@@ -99,6 +100,18 @@ def test_json_round_trip(tmp_path):
         path = tmp_path / f'{smoothing}.json'
         model.save(path)
         assert CharNgramModel.load(path).score(HELD_OUT[0]) == model.score(HELD_OUT[0])
+
+
+def test_a_gz_name_is_saved_gzipped_and_the_same_counts_give_the_same_bytes(tmp_path):
+    model = CharNgramModel.train(TRAIN, order=4)
+    model.save(tmp_path / 'a.json.gz')
+    model.save(tmp_path / 'b.json.gz')
+    data = (tmp_path / 'a.json.gz').read_bytes()
+    # No time stamp in the gzip header (bytes 4..7), so two saves are the same bytes.
+    assert data[4:8] == bytes(4) and data == (tmp_path / 'b.json.gz').read_bytes()
+    assert gzip.decompress(data).decode('utf-8') == model.to_json()
+    again = CharNgramModel.load(tmp_path / 'a.json.gz')
+    assert [again.score(text) for text in HELD_OUT] == [model.score(text) for text in HELD_OUT]
 
 
 def test_errors():

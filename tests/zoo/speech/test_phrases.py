@@ -49,7 +49,8 @@ def test_the_command_line_prints_each_speed_and_the_total(capsys):
     phrases.main(['--speeds', 'default', '140'])
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith('beam+lm, speed default: ') and out[1].startswith('beam+lm, speed 140')
-    assert out[-1].endswith(f'and the registered decoding {phrases.pretrained.DECODER}')
+    assert out[-1].endswith(f'the registered decoding {phrases.pretrained.DECODER} and its '
+                            'language model')
     right, total = out[-1].split(' right')[0].split(' of ')
     # The README: 10 of 11 at the default speed, all 11 at 140 (one may flip on another CPU).
     assert total == '22' and int(right) >= 20, out
@@ -65,3 +66,16 @@ def test_the_command_line_tries_a_weight_file(tmp_path, capsys):
     # model writes none right; one phrase may flip on another CPU).
     right, rest = out[-1].split(' of ', 1)
     assert int(right) >= 9 and rest.startswith(f'11 right with {tmp_path / "same.h5"}'), out
+
+
+@needs_espeak
+def test_the_command_line_decodes_with_a_language_model_file(tmp_path, capsys):
+    path = tmp_path / 'copy_lm.json.gz'
+    phrases.pretrained.language_model().save(path)
+    phrases.main([])
+    registered = capsys.readouterr().out.splitlines()
+    phrases.main(['--lm', str(path)])
+    copied = capsys.readouterr().out.splitlines()
+    # The registered counts under another name: the same texts, the file named.
+    assert copied[:-1] == registered[:-1] and copied[-1].endswith(f'and {path}'), copied
+    assert copied[-1].split(' with ')[0] == registered[-1].split(' with ')[0]
