@@ -81,7 +81,7 @@ DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training
                                    'deepspeech2_open')
 
 
-def language_model(vocabulary, fortunes=None):
+def language_model(vocabulary, everyday=None):
     """The character 10-gram of the recipe's error rates with a language model.
 
     The corpus's texts teach it the training words' spellings; the fortunes'
@@ -97,14 +97,15 @@ def language_model(vocabulary, fortunes=None):
     10-gram reaches from "what" to "is" and from "have" to "nice", so it
     mends "what times it" and "have nice day" (78 MB once loaded, 0.6 s).
 
-    ``fortunes``: :func:`zoo.speech.everyday_texts.training_sentences`, if
-    already read (None reads them).
+    ``everyday``: the everyday sentences it counts; None reads the fortunes'
+    (:func:`zoo.speech.everyday_texts.training_sentences`). ``--more-everyday``
+    gives :func:`more_everyday_english`.
     """
-    if fortunes is None:
-        fortunes = everyday_texts.training_sentences()
+    if everyday is None:
+        everyday = everyday_texts.training_sentences()
     rng = np.random.default_rng([LM_SEED, LM_STREAM])
     texts = [open_corpus.draw_open_text(rng, 'train', vocabulary) for _ in range(LM_TEXTS)]
-    return CharNgramModel.train(texts + list(fortunes), order=LM_ORDER)
+    return CharNgramModel.train(texts + list(everyday), order=LM_ORDER)
 
 
 def everyday_sentences(fortunes=None):
@@ -115,7 +116,8 @@ def everyday_sentences(fortunes=None):
     programs") are left out: espeak-ng says a letter's name ("see"), which
     the transcript would spell as one letter.
 
-    ``fortunes``: as for :func:`language_model`.
+    ``fortunes``: :func:`zoo.speech.everyday_texts.training_sentences`, if already
+    read (None reads them).
     """
     if fortunes is None:
         fortunes = everyday_texts.training_sentences()
@@ -123,12 +125,19 @@ def everyday_sentences(fortunes=None):
                  and all(len(word) > 1 or word in SPOKEN_LETTERS for word in text.split()))
 
 
-def more_everyday_sentences(fortunes=None, examples=None):
-    """``--more-everyday``'s pool: :func:`everyday_sentences` of the fortunes and of
-    WordNet's examples (:mod:`zoo.speech.wordnet_examples`), less every sentence
-    that holds an everyday or check phrase (:data:`zoo.speech.words.EVERYDAY_PHRASES`,
-    ``CHECK_PHRASES``), so that the phrases the model is judged on are no everyday
-    training text (as a template command, "turn on the light" still is one).
+def without_judged_phrases(texts):
+    """``texts`` less every one that holds, as whole words, a phrase the model is judged
+    on (:data:`zoo.speech.words.EVERYDAY_PHRASES` and ``CHECK_PHRASES``), in order."""
+    judged = [f' {phrase} ' for phrase in EVERYDAY_PHRASES + CHECK_PHRASES]
+    return [text for text in texts if not any(phrase in f' {text} ' for phrase in judged)]
+
+
+def more_everyday_english(fortunes=None, examples=None):
+    """``--more-everyday``'s everyday English: the fortunes' sentences and WordNet's
+    examples (:mod:`zoo.speech.wordnet_examples`), none holding a held-out word or a
+    judged phrase, so that neither the model nor its language model has counted the
+    phrases it is judged on (as a template command, "turn on the light" is still a
+    training text).
 
     ``fortunes``, ``examples``: the sources' ``training_sentences()``, if already read.
     """
@@ -136,9 +145,12 @@ def more_everyday_sentences(fortunes=None, examples=None):
         fortunes = everyday_texts.training_sentences()
     if examples is None:
         examples = wordnet_examples.training_sentences()
-    judged = [f' {phrase} ' for phrase in EVERYDAY_PHRASES + CHECK_PHRASES]
-    return tuple(text for text in everyday_sentences(list(fortunes) + list(examples))
-                 if not any(phrase in f' {text} ' for phrase in judged))
+    return without_judged_phrases(list(fortunes) + list(examples))
+
+
+def more_everyday_sentences(fortunes=None, examples=None):
+    """``--more-everyday``'s pool: :func:`everyday_sentences` of :func:`more_everyday_english`."""
+    return everyday_sentences(more_everyday_english(fortunes, examples))
 
 
 # The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
@@ -197,13 +209,9 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     vocabulary = open_corpus.Vocabulary()
     # Read and checked once: the corpus's everyday texts and the LM both need them.
     fortunes = everyday_texts.training_sentences()
-    share = open_corpus.EVERYDAY_PROBABILITY
-    if not everyday:
-        sentences = ()
-    elif more_everyday:
-        sentences, share = more_everyday_sentences(fortunes), MORE_EVERYDAY_SHARE
-    else:
-        sentences = everyday_sentences(fortunes)
+    english = more_everyday_english(fortunes) if more_everyday else fortunes
+    share = MORE_EVERYDAY_SHARE if more_everyday else open_corpus.EVERYDAY_PROBABILITY
+    sentences = everyday_sentences(english) if everyday else ()
     started = time.perf_counter()
     training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
                                                      vocabulary=vocabulary, everyday=sentences,
@@ -222,7 +230,7 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    lm = language_model(vocabulary, fortunes)
+    lm = language_model(vocabulary, english)
     lm_path = pathlib.Path(output_dir) / f'{family}_open_lm.json.gz'
     lm.save(lm_path)
     print(f'{lm_path} sha256 {hashlib.sha256(lm_path.read_bytes()).hexdigest()}')

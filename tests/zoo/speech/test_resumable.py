@@ -86,9 +86,13 @@ def test_more_everyday_texts_hold_no_phrase_the_model_is_judged_on():
     fortunes = ['what time is it', 'so what time is it now', 'a nice day', 'take cares',
                 'one two three four five six seven']
     examples = ['i love you dearly', 'the lamp is on']
+    # Whole phrases inside a sentence go ('i love you', 'what time is it'), a phrase's
+    # words inside other words ('take cares') stay: the language model's English...
+    english = speech_open.more_everyday_english(fortunes, examples)
+    assert english == ['a nice day', 'take cares', 'one two three four five six seven',
+                       'the lamp is on']
+    # ...and the training texts', whose sentences are six words at most as ever.
     pool = speech_open.more_everyday_sentences(fortunes, examples)
-    # Whole phrases inside a sentence go ('i love you', 'what time is it'); a phrase's
-    # words inside other words ('take cares') and sentences over six words as ever.
     assert pool == ('a nice day', 'take cares', 'the lamp is on')
 
 
