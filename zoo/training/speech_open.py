@@ -94,8 +94,10 @@ def language_model(vocabulary, everyday=None):
     love you"), a 7-gram 15.8 % and 9. With the model trained on everyday
     texts too, orders 6, 7, 8, 9, 10 and 12 read 15.5, 15.4, 15.7, 15.5,
     15.6 and 15.7 % and wrote 8, 8, 8, 9, 10 and 10 phrases right: the
-    10-gram reaches from "what" to "is" and from "have" to "nice", so it
-    mends "what times it" and "have nice day" (78 MB once loaded, 0.6 s).
+    10-gram mends "what times it" and "have nice day" (78 MB once loaded,
+    0.6 s), since the fortunes hold those two sentences whole (without the
+    sentences holding a judged phrase it prefers "what times it";
+    ``docs/speech.md``).
 
     ``everyday``: the everyday sentences it counts; None reads the fortunes'
     (:func:`zoo.speech.everyday_texts.training_sentences`). ``--more-everyday``
