@@ -8,7 +8,8 @@
 #   env    the GPU, the driver, Python and the versions of what minidl uses
 #   tests  the GPU tests (CuPy, cuDNN's kernels against the reference code, every
 #          Function on the GPU against the CPU, determinism in two processes,
-#          the vendor seam) with -rs, so every skip and its reason is listed
+#          the vendor seam, the registered speech model on cuDNN against the CPU)
+#          with -rs, so every skip and its reason is listed
 #   bench  python -m benchmarks W3 W4 W5 Z2 on the GPU with FLOP rates, each
 #          workload: both frameworks with PyTorch's cuDNN set deterministic (as
 #          minidl runs), then PyTorch alone with its defaults (TF32 convolutions)
@@ -71,6 +72,7 @@ EOF
             "$python" -m pytest -v --tb=short -rsfE -p no:cacheprovider \
             tests/minidl/compute/test_{gpu,cudnn,cuda}_*.py \
             tests/minidl/compute/test_{device,segments,vendor,cpu_never_imports_cupy}.py \
+            tests/zoo/speech/test_gpu_open_model.py \
             > "$out/tests.log" 2>&1
         status=$?
         tail -n 40 "$out/tests.log"

@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from minidl.models.loop import model_device
 from minidl.tensor import Tensor, no_grad
 
 from zoo.speech import pretrained
@@ -41,9 +42,12 @@ def output_probabilities(model, features, batch_size=32):
     """
     batches = SpeechBatches(features, batch_size=batch_size)
     outputs = [None] * len(features)
+    # Called directly, a model takes its inputs where they are: bring each batch to
+    # the model's weights (a model on the GPU, say), as fit and predict do.
+    device = model_device(model)
     with no_grad():
         for index in range(len(batches)):
-            output = model(Tensor(batches[index]), training=False)
+            output = model(Tensor(batches[index], device=device), training=False)
             probabilities = output.numpy()
             mask = getattr(output, '_keras_mask', None)
             lengths = (np.asarray(mask.numpy()).sum(axis=1) if mask is not None
