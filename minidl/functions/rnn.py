@@ -42,8 +42,9 @@ product(s) only; the state updates use the undropped state.
 That is the reference code. Each direction of an LSTM or of a GRU with
 ``reset_after=True`` runs the vendor library's kernel instead where one
 serves it (:mod:`minidl.compute.vendor`: oneDNN for float32 numpy arrays,
-cuDNN for CuPy arrays) and neither option is given: a mask or recurrent
-dropout keeps the reference loop. ``vendor_kernel`` on a direction's part
+cuDNN for CuPy arrays) and neither option is given, or, for the GRU, the
+mask marks padding at the end of each sample (:mod:`minidl.functions.rnn_ragged`);
+other masks and recurrent dropout keep the reference loop. ``vendor_kernel`` on a direction's part
 shows which branch it took (None: the reference code).
 
 Sigmoid gates are evaluated as ``1 / (1 + exp(-z))`` over a whole row of gates
@@ -59,6 +60,7 @@ from minidl.compute import pool, products, vendor
 from minidl.compute.products import StepProduct
 from minidl.functions.rnn_arguments import (
     bidirectional_arguments, check_arguments, recurrence, recurrent_options)
+from minidl.functions.rnn_ragged import RaggedSteps, prefix_lengths
 from minidl.tensor import Function
 
 
@@ -167,13 +169,18 @@ class _Recurrence(Function):
         part = object.__new__(type(self))  # copy.copy's result, without its generic machinery
         part.__dict__.update(self.__dict__)
         part.reverse = self.directions[d]
-        part.invalid = part.dropout = None
+        part.invalid = part.dropout = part.ragged = None
         # A mask with every step valid and a dropout mask of ones change nothing:
         # they are dropped, so that such a call computes (and rounds) as one without.
         if self.mask is not None:
-            invalid = self._time_major(xp.asarray(self.mask) == 0, part.reverse)
+            valid = xp.asarray(self.mask) != 0
+            invalid = self._time_major(~valid, part.reverse)
             if invalid.any():
                 part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
+                # Padding at the end: a vendor kernel can run it (rnn_ragged).
+                lengths = prefix_lengths(valid, xp) if self.state_count == 1 else None
+                if lengths is not None:
+                    part.ragged = RaggedSteps(lengths, valid.shape[1], part.reverse, xp)
         if self.recurrent_dropout is not None:
             dropout = xp.asarray(self.recurrent_dropout[d], dtype=dtype)
             if not (dropout == 1).all():
@@ -185,11 +192,16 @@ class _Recurrence(Function):
 
         ``states`` are the direction's initial states, or none (zeros).
         """
-        if self.vendor_cell is not None and self.invalid is None and self.dropout is None:
+        if (self.vendor_cell is not None and self.dropout is None
+                and (self.invalid is None or self.ragged is not None)):
             self.vendor_kernel = vendor.kernel(
                 self.xp, 'rnn', weights[0].dtype, cell=self.vendor_cell, reverse=self.reverse,
                 has_bias=self.has_bias, has_state=self.has_state,
                 training=any(self.needs_input_grad))
+        if self.vendor_kernel is not None and self.ragged is not None:
+            outputs, _ = self.vendor_kernel.forward(self.ragged.inputs(x), *weights, *states)
+            outputs, final = self.ragged.outputs(outputs, states[0] if states else None)
+            return outputs, (final,)
         if self.vendor_kernel is not None:
             outputs, *finals = self.vendor_kernel.forward(x, *weights, *states)
             return outputs, tuple(finals)
@@ -226,9 +238,24 @@ class _Recurrence(Function):
             needs = ((self.needs_input_grad[0],)
                      + self.needs_input_grad[1 + d * width:1 + (d + 1) * width]
                      + self.needs_input_grad[first_state:first_state + self.state_count])
-            grads = self.vendor_kernel.backward(grad_outputs, *grad_finals, needs_input_grad=needs)
-            return grads[0], list(grads[1:1 + width]), list(grads[1 + width:])
+            if self.ragged is None:
+                grads = self.vendor_kernel.backward(grad_outputs, *grad_finals,
+                                                    needs_input_grad=needs)
+                return grads[0], list(grads[1:1 + width]), list(grads[1 + width:])
+            return self._backward_ragged(grad_outputs, grad_finals[0], needs)
         return self._backward_reference(d, grad_outputs, grad_finals)
+
+    def _backward_ragged(self, grad_outputs, grad_final, needs):
+        """:meth:`_backward_one` by the vendor kernel over padded sequences (``rnn_ragged``)."""
+        ragged, width = self.ragged, self.width
+        grad_kernel_outputs = ragged.grad_kernel_outputs(grad_outputs, grad_final)
+        # The kernel's own final state is one of its unread steps': nothing depends on it.
+        grads = self.vendor_kernel.backward(grad_kernel_outputs, self.xp.zeros_like(grad_final),
+                                            needs_input_grad=needs)
+        grad_x = None if grads[0] is None else ragged.grad_inputs(grads[0])
+        grad_states = [None if g is None else g + ragged.grad_initial(grad_outputs)
+                       for g in grads[1 + width:]]
+        return grad_x, list(grads[1:1 + width]), grad_states
 
     def _backward_reference(self, d, grad_outputs, grad_finals):
         """:meth:`_backward_one` by the reference loop."""

@@ -168,3 +168,31 @@ def test_rnn_matches_the_fallback(cupy, cell, function, gates, reverse, has_stat
         kernels.rnn(x.dtype, cell, reverse=reverse, has_bias=True, has_state=has_state,
                     training=True), arrays, grads, grad_finals=True), reference, cupy)
 
+
+
+@pytest.mark.parametrize('reverse', [False, True])
+@pytest.mark.parametrize('has_state', [False, True])
+def test_a_padded_gru_runs_cudnn_and_matches_the_fallback(cupy, reverse, has_state):
+    # Padding at the end of each sample (minidl.functions.rnn_ragged): cuDNN's kernel with
+    # the gathers around it, against the plain CuPy loop's carried states and gradients.
+    batch, steps, features, units = 3, 7, 5, 4
+    mask = np.arange(steps)[None] < np.array([[7], [3], [1]])
+    x = normal(cupy, batch, steps, features)
+    arrays = [x, normal(cupy, features, 3 * units, seed=1) * 0.5,
+              normal(cupy, units, 3 * units, seed=2) * 0.5, normal(cupy, 2, 3 * units, seed=3)]
+    arrays += [normal(cupy, batch, units, seed=4)] if has_state else []
+    grads = [normal(cupy, batch, steps, units, seed=9), normal(cupy, batch, units, seed=10)]
+    reference = fallback(GRUResetAfter((reverse,), True, has_state, mask=mask), arrays, grads,
+                         cupy)
+
+    def run():
+        function = GRUResetAfter((reverse,), True, has_state, mask=mask)
+        inputs = [Tensor.wrap(a).requires_grad_() for a in arrays]
+        outputs = function(*inputs)
+        assert type(function.parts[0].vendor_kernel).__module__.startswith(
+            'minidl.compute.cuda.cudnn.')
+        total = sum((y * g).sum() for y, g in zip(outputs, grads))
+        total.backward()
+        return [y.data for y in outputs], [a.grad.data for a in inputs]
+
+    assert_matches_and_repeats(run, reference, cupy)

@@ -354,7 +354,40 @@ def _dropout_of_ones(case):
     return [np.ones(s.shape, case.dtype) for s in case.grads[1::case.state_count]]
 
 
+def _padded(case):
+    """Padding at the end: the first sample keeps every step, the others 1 to T - 1."""
+    batch, steps = case.x.shape[:2]
+    lengths = [steps] + [1 + i % (steps - 1) for i in range(batch - 1)]
+    return np.arange(steps)[None] < np.array(lengths)[:, None]
+
+
+def _an_empty_sample(case):
+    mask = _padded(case)
+    mask[1] = False
+    return mask
+
+
+PADDED_GRUS = [
+    _with(GRU_CASE, 'gru-padded', mask=_padded, reverse=False, state=False),
+    _with(GRU_CASE, 'gru-reverse-state-padded', mask=_padded),
+    _with(CASES[10], 'gru-bidirectional-state-padded', mask=_padded),
+]
+
+
+@pytest.mark.parametrize('case', PADDED_GRUS, ids=str)
+def test_padding_at_the_end_runs_a_grus_directions_on_onednn(case, onednn_on):
+    # rnn_ragged: the kernel runs every step; the gathers around it give Keras's carried
+    # states and their gradients, which PyTorch's step loop (in float64) computes here.
+    assert not case.mask.all() and case.mask[:, 0].all()
+    actual, kernels = case.run_minidl()
+    assert _all_onednn(case, kernels)
+    for name, a, e in zip(case.names(), actual, case.run_torch()):
+        _close(a, e, name=name)
+
+
 KEPT_BY_THE_REFERENCE_LOOP = [
+    _with(LSTM_CASE, 'lstm-padded', mask=_padded),  # its final cell state is in no output
+    _with(GRU_CASE, 'gru-an-empty-sample', mask=_an_empty_sample),
     _with(LSTM_CASE, 'lstm-invalid-step', mask=_one_invalid_step),
     _with(GRU_CASE, 'gru-invalid-step', mask=_one_invalid_step),
     _with(CASES[4], 'lstm-bidirectional-invalid-step', mask=_one_invalid_step),
