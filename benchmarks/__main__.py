@@ -37,7 +37,7 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog='python -m benchmarks',
                                      description=__doc__.splitlines()[0])
     parser.add_argument('workloads', nargs='*', type=_workload_id, metavar='WORKLOAD',
-                        help='W0 ... W6, Z1 ... Z4 (default: W0 ... W6)')
+                        help='W0 ... W6, Z1 ... Z5 (default: W0 ... W6)')
     parser.add_argument('--steps', type=int, default=5, help='timed steps (default 5)')
     parser.add_argument('--warmup', type=int, default=2, help='untimed steps first (default 2)')
     parser.add_argument('--framework', choices=('minidl', 'torch', 'both'), default='both')
