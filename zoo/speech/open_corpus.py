@@ -13,8 +13,9 @@ set of words. Two splits:
   template corpus (digit strings, commands, sentences). Given ``everyday``
   sentences (an option of :func:`generate`; the registered recipe gives
   the fortunes' short sentences), a training text is one of them with probability
-  ``everyday_share`` (default :data:`EVERYDAY_PROBABILITY`), so that function words are heard inside
-  phrases, as espeak-ng runs them together ("have a nice day").
+  ``everyday_share`` (default :data:`EVERYDAY_PROBABILITY`), so that function
+  words are heard inside phrases, as espeak-ng runs them together ("have a
+  nice day").
 - ``'test'``: held-out voices (``VARIANTS['test']``) saying 1 to 4 held-out
   words, words that no training text contains.
 

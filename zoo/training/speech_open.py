@@ -28,7 +28,10 @@ list's SHA-256) and Debian's fortunes for the language model
    as ``espeak-ng -w`` writes it (its default voice).
 
 ``--no-everyday`` leaves the everyday texts out (texts of words alone, as
-the recipe had them before); ``--units`` widens the recurrent layers. Each
+the recipe had them before); ``--units`` widens the recurrent layers;
+``--more-everyday`` draws 30 % of the texts from the fortunes and WordNet's
+example sentences (Debian's wordnet-base), none holding a phrase the model
+is judged on, and counts its language model on the same English. Each
 variant, and each version of the corpus, keeps a corpus and checkpoints of
 its own; the variants share the test utterances.
 
