@@ -2,6 +2,7 @@
 
     python -m zoo.training.speech_gaps                  # the registered model, 500 of each
     python -m zoo.training.speech_gaps --utterances 100 --weights deepspeech2_open.h5
+    python -m zoo.training.speech_gaps --weights FILE.h5 --lm FILE_lm.json.gz   # with its LM
 
 Four sets of utterances of :mod:`zoo.speech.open_corpus`, drawn from seed
 :data:`SEED` (not the recipe's, so none is a training or test utterance):
@@ -16,6 +17,7 @@ decoding and of the beam with the language model for each set.
 import argparse
 
 from zoo.speech import corpus, open_corpus, pretrained
+from zoo.speech.language_model import CharNgramModel
 from zoo.training import speech_open
 from zoo.training.speech import CONFIG
 
@@ -48,10 +50,13 @@ def main(argv=None):
                                           '(default: the registered one)')
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='its recurrent width')
+    parser.add_argument('--lm', help='a language model file of the recipe '
+                                     '(default: the registered one)')
     args = parser.parse_args(argv)
     model = (pretrained.model_from_file(args.weights, args.units) if args.weights
              else pretrained.model())
-    rates = gaps(model, pretrained.language_model(), args.utterances)
+    lm = CharNgramModel.load(args.lm) if args.lm else pretrained.language_model()
+    rates = gaps(model, lm, args.utterances)
     words = {'test': 'held-out words', 'train': 'training words'}
     speakers = {'test': 'held-out voices', 'train': 'training voices'}
     for (texts, voices), row in rates.items():

@@ -27,10 +27,15 @@ def test_a_text_split_said_by_both_voice_splits_differs_by_the_voices_alone():
 
 @needs_espeak
 @needs_wordlist
-def test_the_command_reports_each_set_with_both_decodings(capsys):
+def test_the_command_reports_each_set_with_both_decodings(capsys, tmp_path):
     pytest.importorskip('h5py')
     speech_gaps.main(['--utterances', '2'])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(speech_gaps.SETS) == 4
     assert lines[0].strip().startswith('held-out words, held-out voices: greedy CER')
     assert all('beam+lm CER' in line for line in lines)
+    # --lm: a language model file; the registered one's copy gives the same rates.
+    path = tmp_path / 'copy_lm.json.gz'
+    speech_gaps.pretrained.language_model().save(path)
+    speech_gaps.main(['--utterances', '2', '--lm', str(path)])
+    assert capsys.readouterr().out.splitlines() == lines
