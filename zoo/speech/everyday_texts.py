@@ -79,11 +79,24 @@ def training_sentences(directory=DIRECTORY, expected=None):
         RuntimeError: If the files are missing, or are not the text the language
             model was chosen with (another version of the package).
     """
-    found = sentences(directory)
-    expected = expected or SENTENCES_SHA256
+    return pinned_training_sentences(sentences(directory), expected or SENTENCES_SHA256,
+                                     'fortunes 1:1.99.1-7.3')
+
+
+def pinned_training_sentences(found, expected, source):
+    """``found`` less every sentence that holds a held-out word, once they are the text
+    the recipe was chosen on.
+
+    Args:
+        found: Sentences, in order.
+        expected: The SHA-256 of all of them (:func:`zoo.speech.words.words_digest`).
+        source: The Debian package and version they were read from, for the error.
+
+    Raises:
+        RuntimeError: If their SHA-256 is not ``expected`` (another version of the package).
+    """
     digest = words_digest(found)
     if digest != expected:
-        raise RuntimeError(f'the fortunes give sentences of SHA-256 {digest} '
-                           f'({len(found)} sentences), not {expected}: the language model was '
-                           'counted on fortunes 1:1.99.1-7.3')
+        raise RuntimeError(f'the installed sentences have SHA-256 {digest} ({len(found)} '
+                           f'sentences), not {expected}: the recipe was chosen on {source}')
     return [text for text in found if not any(is_held_out(word) for word in text.split())]

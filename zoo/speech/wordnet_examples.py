@@ -17,8 +17,7 @@ without a held-out word, so the test split's words stay unseen.
 import os
 import re
 
-from zoo.speech.everyday_texts import split_sentences
-from zoo.speech.words import is_held_out, words_digest
+from zoo.speech.everyday_texts import pinned_training_sentences, split_sentences
 
 DIRECTORY = '/usr/share/wordnet'
 FILES = ('data.noun', 'data.verb', 'data.adj', 'data.adv')
@@ -60,11 +59,5 @@ def training_sentences(directory=DIRECTORY, expected=None):
         RuntimeError: If the files are missing, or are not the text the recipe was
             chosen with (another version of the package).
     """
-    found = sentences(directory)
-    expected = expected or SENTENCES_SHA256
-    digest = words_digest(found)
-    if digest != expected:
-        raise RuntimeError(f'WordNet gives example sentences of SHA-256 {digest} '
-                           f'({len(found)} sentences), not {expected}: the recipe was chosen '
-                           'on wordnet-base 1:3.0-37')
-    return [text for text in found if not any(is_held_out(word) for word in text.split())]
+    return pinned_training_sentences(sentences(directory), expected or SENTENCES_SHA256,
+                                     'wordnet-base 1:3.0-37')
