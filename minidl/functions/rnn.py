@@ -44,8 +44,8 @@ That is the reference code. Each direction of an LSTM or of a GRU with
 serves it (:mod:`minidl.compute.vendor`: oneDNN for float32 numpy arrays,
 cuDNN for CuPy arrays) and neither option is given, or, for the GRU, the
 mask marks padding at the end of each sample (:mod:`minidl.functions.rnn_ragged`);
-other masks and recurrent dropout keep the reference loop. ``vendor_kernel`` on a direction's part
-shows which branch it took (None: the reference code).
+other masks and recurrent dropout keep the reference loop. ``vendor_kernel``
+on a direction's part shows which branch it took (None: the reference code).
 
 Sigmoid gates are evaluated as ``1 / (1 + exp(-z))`` over a whole row of gates
 at once: the kernels' sigmoid columns are pre-multiplied by -1 (exactly), so a
