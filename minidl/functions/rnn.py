@@ -130,7 +130,15 @@ class _Recurrence(Function):
         batch, steps, features = x.shape
         self.shape = (steps, batch, features)
         self.kernels = arrays[0:count * width:width] if self.needs_input_grad[0] else None
-        self.parts = [self._direction(d, dtype) for d in range(count)]
+        # A mask with every step valid changes nothing: it is dropped, so that such a
+        # call computes (and rounds) as one without. Read once for all directions.
+        valid = None if self.mask is None else xp.asarray(self.mask) != 0
+        if valid is not None and bool(valid.all()):
+            valid = None
+        # Padding at the end of each sample: a vendor kernel can run it (rnn_ragged).
+        lengths = (prefix_lengths(valid, xp) if valid is not None and self.state_count == 1
+                   else None)
+        self.parts = [self._direction(d, dtype, valid, lengths) for d in range(count)]
         initial = arrays[count * width:]  # (h, c, ...) of each direction in turn, or none
         count_states = self.state_count
 
@@ -159,28 +167,25 @@ class _Recurrence(Function):
             grads += sum((state_grads for _, _, state_grads in results), [])
         return (grad_x,) + tuple(grads)
 
-    def _direction(self, d, dtype):
+    def _direction(self, d, dtype, valid, lengths):
         """This Function for direction ``d`` alone, to run as a task of its own.
 
         A shallow copy, whose mask and dropout are direction ``d``'s and on
-        which ``_run`` and ``_backprop`` keep what they save.
+        which ``_run`` and ``_backprop`` keep what they save. ``valid`` is the
+        ``(N, T)`` mask with a masked step (or None), ``lengths`` its valid
+        prefixes' lengths where it marks padding at the end (or None).
         """
         xp = self.xp
         part = object.__new__(type(self))  # copy.copy's result, without its generic machinery
         part.__dict__.update(self.__dict__)
         part.reverse = self.directions[d]
         part.invalid = part.dropout = part.ragged = None
-        # A mask with every step valid and a dropout mask of ones change nothing:
-        # they are dropped, so that such a call computes (and rounds) as one without.
-        if self.mask is not None:
-            valid = xp.asarray(self.mask) != 0
+        if valid is not None:
             invalid = self._time_major(~valid, part.reverse)
-            if invalid.any():
-                part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
-                # Padding at the end: a vendor kernel can run it (rnn_ragged).
-                lengths = prefix_lengths(valid, xp) if self.state_count == 1 else None
-                if lengths is not None:
-                    part.ragged = RaggedSteps(lengths, valid.shape[1], part.reverse, xp)
+            part.invalid = xp.ascontiguousarray(invalid)[None, ..., None]
+            if lengths is not None:
+                part.ragged = RaggedSteps(lengths, valid.shape[1], part.reverse, xp)
+        # A dropout mask of ones changes nothing: dropped, as an all-valid mask is.
         if self.recurrent_dropout is not None:
             dropout = xp.asarray(self.recurrent_dropout[d], dtype=dtype)
             if not (dropout == 1).all():
