@@ -79,6 +79,11 @@ EVERYDAY_MAX_WORDS = 6  # the longest everyday sentence a training text may be
 # An experiment (--more-everyday): twice the everyday share, drawn from WordNet's
 # examples too, so that the model hears more words run together as phrases.
 MORE_EVERYDAY_SHARE = 0.3
+# An experiment (--fine-tune FILE): a trained file of the recipe trained on for a few
+# more epochs at the rate the recipe ends on, divided once, as its own schedule ended.
+FINE_TUNE_EPOCHS = 3
+FINE_TUNE_RATE = LEARNING_RATE / 10
+FINE_TUNE_DECAY_EPOCHS = (2,)
 SPOKEN_LETTERS = ('a', 'i')  # the one-letter words espeak-ng says as words
 DEFAULT_CHECKPOINTS = os.path.join(os.path.expanduser('~'), '.minidl', 'training',
                                    'deepspeech2_open')
@@ -160,15 +165,19 @@ def more_everyday_sentences(fortunes=None, examples=None):
 
 # The learning rate, divided by 10 at each epoch of DECAY_EPOCHS.
 step_schedule = schedule.step_schedule(LEARNING_RATE, DECAY_EPOCHS)
+fine_tune_schedule = schedule.step_schedule(FINE_TUNE_RATE, FINE_TUNE_DECAY_EPOCHS)
 
 
-def build_model(family='deepspeech2', units=CONFIG['units']):
-    """A new compiled model of the recipe, seeded (``units``: DeepSpeech2's recurrent width)."""
+def build_model(family='deepspeech2', units=CONFIG['units'], start=None):
+    """A new compiled model of the recipe, seeded (``units``: DeepSpeech2's recurrent width;
+    ``start``: a weight file of the same architecture to begin from, else seeded weights)."""
     minidl.set_seed(SEED)
     if family == 'deepspeech2':
         model = zoo.speech.DeepSpeech2(**dict(CONFIG, units=units))
     else:
         model = zoo.speech.DeepSpeech()
+    if start is not None:
+        model.load_weights(start)
     model.compile(Adam(LEARNING_RATE, clipnorm=5.0), loss='ctc')
     return model
 
@@ -199,18 +208,31 @@ def everyday_phrases(model, lm):
     return {phrase: texts for (_, phrase), texts in heard.items()}
 
 
-def run_name(family, utterances, everyday, units, more_everyday=False):
+def run_name(family, utterances, everyday, units, more_everyday=False, start=None):
     """The directory of a run's checkpoints: each variant, and each version of the corpus,
-    resumes from checkpoints of its own (a run on another corpus must not resume it)."""
+    resumes from checkpoints of its own (a run on another corpus, or fine-tuning
+    another file, must not resume it)."""
     return (f'{family}-{utterances}-v{open_corpus.FORMAT_VERSION}'
             + ('-everyday' if everyday else '') + ('-more' if everyday and more_everyday else '')
-            + (f'-units{units}' if units != CONFIG['units'] else ''))
+            + (f'-units{units}' if units != CONFIG['units'] else '')
+            + (f'-from{file_digest(start)[:12]}' if start is not None else ''))
 
 
-def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=EPOCHS,
+def file_digest(path):
+    """The SHA-256 of the file at ``path``, in hex."""
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=None,
           family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units'],
-          more_everyday=False):
-    """Run (or resume) the recipe; returns the weight file's path and the measurements."""
+          more_everyday=False, start=None):
+    """Run (or resume) the recipe; returns the weight file's path and the measurements.
+
+    ``start``: a weight file to fine-tune (:data:`FINE_TUNE_EPOCHS` epochs by default, on
+    :func:`fine_tune_schedule`) rather than seeded weights trained :data:`EPOCHS` epochs.
+    """
+    if epochs is None:
+        epochs = EPOCHS if start is None else FINE_TUNE_EPOCHS
     vocabulary = open_corpus.Vocabulary()
     # Read and checked once: the corpus's everyday texts and the LM both need them.
     fortunes = everyday_texts.training_sentences()
@@ -228,17 +250,18 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
     directory = os.path.join(checkpoints,
-                             run_name(family, utterances, everyday, units, more_everyday))
-    model, done = fit_resumable(lambda: build_model(family, units), batches, epochs, directory,
-                                step_schedule, verbose)
+                             run_name(family, utterances, everyday, units, more_everyday, start))
+    model, done = fit_resumable(lambda: build_model(family, units, start), batches, epochs,
+                                directory, step_schedule if start is None else fine_tune_schedule,
+                                verbose)
     minutes = (time.perf_counter() - started) / 60
     path = pathlib.Path(output_dir) / f'{family}_open.h5'
     model.save_weights(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_digest(path)
     lm = language_model(vocabulary, english)
     lm_path = pathlib.Path(output_dir) / f'{family}_open_lm.json.gz'
     lm.save(lm_path)
-    print(f'{lm_path} sha256 {hashlib.sha256(lm_path.read_bytes()).hexdigest()}')
+    print(f'{lm_path} sha256 {file_digest(lm_path)}')
     rates = error_rates(model, test, lm)
     print(f'{family}: {epochs} epochs on {len(training)} utterances, {epochs - done} of them in '
           f'this call ({minutes:.1f} min); {path} sha256 {digest}')
@@ -256,7 +279,8 @@ def main(argv=None):
     parser.add_argument('--checkpoints', default=DEFAULT_CHECKPOINTS,
                         help='directory of the per-epoch checkpoints (resumed from)')
     parser.add_argument('--model', default='deepspeech2', choices=('deepspeech2', 'deepspeech'))
-    parser.add_argument('--epochs', type=int, default=EPOCHS)
+    parser.add_argument('--epochs', type=int,
+                        help=f'default {EPOCHS}, or {FINE_TUNE_EPOCHS} with --fine-tune')
     parser.add_argument('--utterances', type=int, default=UTTERANCES)
     parser.add_argument('--everyday', action=argparse.BooleanOptionalAction, default=True,
                         help='draw 15 %% of the training texts from everyday English (the '
@@ -267,6 +291,10 @@ def main(argv=None):
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='width of DeepSpeech2\'s recurrent layers (an experiment; '
                              f'the recipe\'s {CONFIG["units"]})')
+    parser.add_argument('--fine-tune', metavar='WEIGHTS',
+                        help='an experiment: train on from this weight file of the recipe, '
+                             f'at {FINE_TUNE_RATE:g} divided by 10 at epoch '
+                             f'{FINE_TUNE_DECAY_EPOCHS[0] + 1}')
     args = parser.parse_args(argv)
     if args.units != CONFIG['units'] and args.model != 'deepspeech2':
         parser.error('--units sets the width of DeepSpeech2; Deep Speech has its own')
@@ -274,7 +302,8 @@ def main(argv=None):
         parser.error('--more-everyday and --no-everyday contradict each other')
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
     train(args.output, args.checkpoints, args.utterances, args.epochs, args.model,
-          everyday=args.everyday, units=args.units, more_everyday=args.more_everyday)
+          everyday=args.everyday, units=args.units, more_everyday=args.more_everyday,
+          start=args.fine_tune)
 
 
 if __name__ == '__main__':

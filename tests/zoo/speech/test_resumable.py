@@ -82,6 +82,30 @@ def test_each_variant_and_corpus_version_has_checkpoints_of_its_own():
         speech_open.main(['--more-everyday', '--no-everyday'])
 
 
+def test_fine_tuning_starts_from_the_file_in_checkpoints_of_its_own(tmp_path):
+    trained = speech_open.build_model()
+    minidl.set_seed(5)  # other weights than the recipe's seeded start
+    other = zoo.speech.DeepSpeech2(**speech_open.CONFIG)
+    path = tmp_path / 'start.h5'
+    other.save_weights(path)
+    started = speech_open.build_model(start=path)
+    for expected, weights in zip(other.get_weights(), started.get_weights()):
+        np.testing.assert_array_equal(expected, weights)
+    assert not np.array_equal(trained.get_weights()[0], started.get_weights()[0])
+    # Its checkpoints are the file's: another start file is another run.
+    name = speech_open.run_name('deepspeech2', 128000, True, 160, True, path)
+    assert name == speech_open.run_name('deepspeech2', 128000, True, 160, True) + \
+        f'-from{speech_open.file_digest(path)[:12]}'
+    trained.save_weights(tmp_path / 'other.h5')
+    assert speech_open.run_name('deepspeech2', 128000, True, 160, True,
+                                tmp_path / 'other.h5') != name
+    # The rate the recipe's schedule ends its epochs 9-11 on, then a tenth of it.
+    rates = [speech_open.fine_tune_schedule(epoch)
+             for epoch in range(speech_open.FINE_TUNE_EPOCHS)]
+    np.testing.assert_allclose(rates, [speech_open.step_schedule(8)] * 2
+                               + [speech_open.step_schedule(11)])
+
+
 def test_more_everyday_texts_hold_no_phrase_the_model_is_judged_on():
     fortunes = ['what time is it', 'so what time is it now', 'a nice day', 'take cares',
                 'one two three four five six seven']
