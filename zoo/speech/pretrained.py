@@ -26,7 +26,8 @@ DECODER = {'beam_width': 16, 'alpha': 0.5, 'beta': 1.0, 'prune': 1e-3}
 def language_model():
     """The character 10-gram of the registered model's error rates with a language model:
     the gzipped JSON registered beside its weights (counted by the recipe on its
-    training texts and on everyday English without a held-out word)."""
+    training texts and on everyday English without a held-out word or a phrase the
+    model is judged on: ``zoo.training.speech_open --more-everyday``)."""
     entry = registry.lookup(FAMILY, WEIGHTS)
     return CharNgramModel.load(entry.fetch_language_model())
 

@@ -31,9 +31,15 @@ list's SHA-256) and Debian's fortunes for the language model
 the recipe had them before); ``--units`` widens the recurrent layers;
 ``--more-everyday`` draws 30 % of the texts from the fortunes and WordNet's
 example sentences (Debian's wordnet-base), none holding a phrase the model
-is judged on, and counts its language model on the same English. Each
-variant, and each version of the corpus, keeps a corpus and checkpoints of
-its own; the variants share the test utterances.
+is judged on, and counts its language model on the same English;
+``--fine-tune FILE`` starts from a weight file of the recipe and trains
+:data:`FINE_TUNE_EPOCHS` epochs on :func:`fine_tune_schedule`. Each
+variant, each version of the corpus and each file fine-tuned keeps a corpus
+and checkpoints of its own; the variants share the test utterances.
+
+The registered file is two runs: the recipe's 12 epochs (at commit a75383d),
+then that file fine-tuned with ``--more-everyday --fine-tune FILE`` (at
+76b1a93), with the ``--more-everyday`` language model (README).
 
 Everything random follows from the seeds, so a rerun on the same kind of
 machine writes the same bits; other CPUs may round differently.
@@ -109,7 +115,7 @@ def language_model(vocabulary, everyday=None):
 
     ``everyday``: the everyday sentences it counts; None reads the fortunes'
     (:func:`zoo.speech.everyday_texts.training_sentences`). ``--more-everyday``
-    gives :func:`more_everyday_english`.
+    gives :func:`more_everyday_english`, whose 10-gram is the registered one.
     """
     if everyday is None:
         everyday = everyday_texts.training_sentences()
