@@ -1,6 +1,7 @@
 """Train Deep Speech 2 on the open-vocabulary espeak-ng corpus, resumably and bit for bit.
 
     python -m zoo.training.speech_open        # run, or resume, the whole recipe
+    python -m zoo.training.speech_open --more-everyday --fine-tune base.h5   # then this
     python -m zoo.training.speech_open --utterances 2000 --epochs 1 --checkpoints /tmp/try
     python -m zoo.training.speech_open --units 256 --output /tmp/wide   # an experiment
 
@@ -82,11 +83,11 @@ LM_ORDER, LM_TEXTS, LM_SEED = 10, 50000, 0x6c6d
 # not depend on who says them, so version 2 counts the same ones.
 LM_STREAM = 1
 EVERYDAY_MAX_WORDS = 6  # the longest everyday sentence a training text may be
-# An experiment (--more-everyday): twice the everyday share, drawn from WordNet's
-# examples too, so that the model hears more words run together as phrases.
+# --more-everyday (the registered file's fine-tuning corpus): twice the everyday share,
+# drawn from WordNet's examples too, so that the model hears more words run together.
 MORE_EVERYDAY_SHARE = 0.3
-# An experiment (--fine-tune FILE): a trained file of the recipe trained on for a few
-# more epochs at the rate the recipe ends on, divided once, as its own schedule ended.
+# --fine-tune FILE (the registered file's second run): a trained file of the recipe trained
+# on for a few more epochs at the rate the recipe ends on, divided once, as its own ended.
 FINE_TUNE_EPOCHS = 3
 FINE_TUNE_RATE = LEARNING_RATE / 10
 FINE_TUNE_DECAY_EPOCHS = (2,)
@@ -292,13 +293,14 @@ def main(argv=None):
                         help='draw 15 %% of the training texts from everyday English (the '
                              'recipe; --no-everyday: the earlier corpus of words alone)')
     parser.add_argument('--more-everyday', action='store_true',
-                        help='an experiment: 30 %% everyday texts, from the fortunes and '
-                             'WordNet\'s examples, none holding an everyday or check phrase')
+                        help='30 %% everyday texts, from the fortunes and WordNet\'s '
+                             'examples, none holding an everyday or check phrase (with '
+                             '--fine-tune: the registered file\'s second run)')
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='width of DeepSpeech2\'s recurrent layers (an experiment; '
                              f'the recipe\'s {CONFIG["units"]})')
     parser.add_argument('--fine-tune', metavar='WEIGHTS',
-                        help='an experiment: train on from this weight file of the recipe, '
+                        help='train on from this weight file of the recipe, '
                              f'at {FINE_TUNE_RATE:g} divided by 10 at epoch '
                              f'{FINE_TUNE_DECAY_EPOCHS[0] + 1}')
     args = parser.parse_args(argv)
