@@ -15,7 +15,6 @@ same bits; other CPUs may round differently (BLAS kernels differ).
 """
 
 import argparse
-import hashlib
 import pathlib
 import time
 
@@ -25,6 +24,7 @@ from minidl.datasets import glyphs
 from minidl.optimizers import SGD, Adam
 
 import zoo
+from zoo.training.digest import file_digest
 from zoo.training.schedule import step_schedule
 
 # AlexNet has no batch normalization, and SGD moved it off its initial loss
@@ -67,7 +67,7 @@ def train(name, output_dir, epochs=None, samples_per_font=SAMPLES_PER_FONT, verb
     _, accuracy = model.evaluate(x_test, y_test, batch_size=256, verbose=0)
     path = pathlib.Path(output_dir) / f'{name}_glyphs.h5'
     model.save_weights(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_digest(path)
     print(f'{name}: {epochs} epochs in {minutes:.1f} min; accuracy on the unseen fonts '
           f'{accuracy:.4f}; {path} sha256 {digest}')
     return path, accuracy

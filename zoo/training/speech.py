@@ -18,7 +18,6 @@ bits; other CPUs may round differently (BLAS kernels differ).
 
 import argparse
 import functools
-import hashlib
 import pathlib
 import time
 
@@ -34,6 +33,7 @@ from zoo.speech.metrics import cer
 from zoo.speech.texts import lm_texts
 from zoo.speech.transcribe import transcribe
 from zoo.training import schedule
+from zoo.training.digest import file_digest
 
 SEED = 0
 UTTERANCES = 8000
@@ -87,7 +87,7 @@ def train(output_dir, epochs=EPOCHS, utterances=UTTERANCES, verbose=2):
     minutes = (time.perf_counter() - started) / 60
     path = pathlib.Path(output_dir) / 'deepspeech2_espeak.h5'
     model.save_weights(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = file_digest(path)
     greedy, with_lm = error_rates(model, held_out, language_model())
     print(f'deepspeech2: {epochs} epochs on {utterances} utterances in {minutes:.1f} min; CER on '
           f'the held-out voices {greedy:.4f} greedy, {with_lm:.4f} with the language model; '

@@ -47,7 +47,6 @@ machine writes the same bits; other CPUs may round differently.
 """
 
 import argparse
-import hashlib
 import os
 import pathlib
 import time
@@ -65,6 +64,7 @@ from zoo.speech.metrics import cer, wer
 from zoo.speech.transcribe import transcribe
 from zoo.speech.words import CHECK_PHRASES, EVERYDAY_PHRASES
 from zoo.training import schedule
+from zoo.training.digest import file_digest
 from zoo.training.resumable import fit_resumable
 from zoo.training.speech import BATCH_SIZE, CONFIG, LEARNING_RATE
 
@@ -223,11 +223,6 @@ def run_name(family, utterances, everyday, units, more_everyday=False, start=Non
             + ('-everyday' if everyday else '') + ('-more' if everyday and more_everyday else '')
             + (f'-units{units}' if units != CONFIG['units'] else '')
             + (f'-from{file_digest(start)[:12]}' if start is not None else ''))
-
-
-def file_digest(path):
-    """The SHA-256 of the file at ``path``, in hex."""
-    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=None,

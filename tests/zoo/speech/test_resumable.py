@@ -10,6 +10,7 @@ from minidl.optimizers import Adam
 import zoo
 from zoo.speech.batches import SpeechBatches
 from zoo.training import speech, speech_open
+from zoo.training.digest import file_digest
 from zoo.training.resumable import KEEP, checkpoints, fit_resumable
 
 
@@ -95,7 +96,7 @@ def test_fine_tuning_starts_from_the_file_in_checkpoints_of_its_own(tmp_path):
     # Its checkpoints are the file's: another start file is another run.
     name = speech_open.run_name('deepspeech2', 128000, True, 160, True, path)
     assert name == speech_open.run_name('deepspeech2', 128000, True, 160, True) + \
-        f'-from{speech_open.file_digest(path)[:12]}'
+        f'-from{file_digest(path)[:12]}'
     trained.save_weights(tmp_path / 'other.h5')
     assert speech_open.run_name('deepspeech2', 128000, True, 160, True,
                                 tmp_path / 'other.h5') != name
