@@ -215,11 +215,12 @@ def everyday_phrases(model, lm):
     return {phrase: texts for (_, phrase), texts in heard.items()}
 
 
-def run_name(family, utterances, everyday, units, more_everyday=False, start=None):
+def run_name(family, utterances, everyday, units, more_everyday=False, start=None, seed=SEED):
     """The directory of a run's checkpoints: each variant, and each version of the corpus,
     resumes from checkpoints of its own (a run on another corpus, or fine-tuning
     another file, must not resume it)."""
     return (f'{family}-{utterances}-v{open_corpus.FORMAT_VERSION}'
+            + (f'-seed{seed}' if seed != SEED else '')
             + ('-everyday' if everyday else '') + ('-more' if everyday and more_everyday else '')
             + (f'-units{units}' if units != CONFIG['units'] else '')
             + (f'-from{file_digest(start)[:12]}' if start is not None else ''))
@@ -227,11 +228,13 @@ def run_name(family, utterances, everyday, units, more_everyday=False, start=Non
 
 def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, epochs=None,
           family='deepspeech2', verbose=2, everyday=True, units=CONFIG['units'],
-          more_everyday=False, start=None):
+          more_everyday=False, start=None, seed=SEED):
     """Run (or resume) the recipe; returns the weight file's path and the measurements.
 
     ``start``: a weight file to fine-tune (:data:`FINE_TUNE_EPOCHS` epochs by default, on
     :func:`fine_tune_schedule`) rather than seeded weights trained :data:`EPOCHS` epochs.
+    ``seed``: the training utterances' seed (new utterances of the same kinds for another;
+    the model's seed and the test utterances stay :data:`SEED`'s).
     """
     if epochs is None:
         epochs = EPOCHS if start is None else FINE_TUNE_EPOCHS
@@ -242,7 +245,7 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     share = MORE_EVERYDAY_SHARE if more_everyday else open_corpus.EVERYDAY_PROBABILITY
     sentences = everyday_sentences(english) if everyday else ()
     started = time.perf_counter()
-    training = open_corpus.load(open_corpus.generate('train', utterances, SEED,
+    training = open_corpus.load(open_corpus.generate('train', utterances, seed,
                                                      vocabulary=vocabulary, everyday=sentences,
                                                      everyday_share=share))
     test = open_corpus.load(open_corpus.generate('test', TEST_UTTERANCES, SEED,
@@ -252,7 +255,8 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
     batches = SpeechBatches(training.features, training.transcripts, BATCH_SIZE)
     started = time.perf_counter()
     directory = os.path.join(checkpoints,
-                             run_name(family, utterances, everyday, units, more_everyday, start))
+                             run_name(family, utterances, everyday, units, more_everyday, start,
+                                      seed))
     model, done = fit_resumable(lambda: build_model(family, units, start), batches, epochs,
                                 directory, step_schedule if start is None else fine_tune_schedule,
                                 verbose)
@@ -298,6 +302,9 @@ def main(argv=None):
                         help='train on from this weight file of the recipe, '
                              f'at {FINE_TUNE_RATE:g} divided by 10 at epoch '
                              f'{FINE_TUNE_DECAY_EPOCHS[0] + 1}')
+    parser.add_argument('--seed', type=int, default=SEED,
+                        help=f'seed of the training utterances (default {SEED}; another '
+                             'draws new ones, e.g. to fine-tune on utterances not yet heard)')
     args = parser.parse_args(argv)
     if args.units != CONFIG['units'] and args.model != 'deepspeech2':
         parser.error('--units sets the width of DeepSpeech2; Deep Speech has its own')
@@ -306,7 +313,7 @@ def main(argv=None):
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)
     train(args.output, args.checkpoints, args.utterances, args.epochs, args.model,
           everyday=args.everyday, units=args.units, more_everyday=args.more_everyday,
-          start=args.fine_tune)
+          start=args.fine_tune, seed=args.seed)
 
 
 if __name__ == '__main__':

@@ -83,6 +83,34 @@ def test_each_variant_and_corpus_version_has_checkpoints_of_its_own():
         speech_open.main(['--more-everyday', '--no-everyday'])
 
 
+def test_another_seed_trains_on_new_utterances_and_tests_on_the_same(monkeypatch, tmp_path):
+    # --seed draws the training utterances only: the test split, on which every
+    # run is compared, stays the recipe's; and its checkpoints are its own.
+    drawn = []
+
+    class Drawn(Exception):
+        pass
+
+    def generate(split, count, seed, **options):
+        drawn.append((split, count, seed))
+        if split == 'test':
+            raise Drawn
+        return []
+
+    monkeypatch.setattr(speech_open.open_corpus, 'Vocabulary', lambda: None)
+    monkeypatch.setattr(speech_open.everyday_texts, 'training_sentences', lambda: ('hi there',))
+    monkeypatch.setattr(speech_open.open_corpus, 'generate', generate)
+    monkeypatch.setattr(speech_open.open_corpus, 'load', lambda paths: paths)
+    with pytest.raises(Drawn):
+        speech_open.main(['--seed', '3', '--utterances', '1000', '--output', str(tmp_path)])
+    assert drawn == [('train', 1000, 3), ('test', speech_open.TEST_UTTERANCES, speech_open.SEED)]
+    recipe = speech_open.run_name('deepspeech2', 128000, True, 160, True)
+    assert speech_open.run_name('deepspeech2', 128000, True, 160, True, seed=speech_open.SEED) \
+        == recipe
+    assert speech_open.run_name('deepspeech2', 128000, True, 160, True, seed=3) == \
+        f'deepspeech2-128000-v{speech_open.open_corpus.FORMAT_VERSION}-seed3-everyday-more'
+
+
 def test_fine_tuning_starts_from_the_file_in_checkpoints_of_its_own(tmp_path):
     trained = speech_open.build_model()
     minidl.set_seed(5)  # other weights than the recipe's seeded start
