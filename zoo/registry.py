@@ -171,25 +171,26 @@ register(WeightFile(
                  'an eighth of them, accent en-gb, speak with the plain voice training heard)',
     script='zoo/training/speech.py', cer=0.0505, cer_with_lm=0.0321,
     config=DEEPSPEECH2_DEFAULT))
-# The recipe's two runs (zoo.training.speech_open): at commit a75383d, 12 epochs
-# from a seeded start on 128,000 generated utterances of an open vocabulary
-# (corpus version 2, 15 % everyday texts, 49.7 hours of speech; resumed across
-# two sessions, 8 epochs then 4); then, at commit 76b1a93, that file fine-tuned
-# for 3 epochs (--more-everyday --fine-tune) on 128,000 utterances with 30 %
-# everyday texts, none holding an everyday or check phrase (50.4 hours), on
-# this project's 2-core machine. Error rates on the recipe's 500 test
-# utterances: held-out voices saying words no training text contains. The
-# language model (zoo.training.speech_open.language_model of
-# more_everyday_english(): a character 10-gram of the corpus's training texts
-# and everyday English without a held-out word or a judged phrase) ships
-# beside the weights.
+# The recipe's three runs (zoo.training.speech_open): at commit a75383d, 12
+# epochs from a seeded start on 128,000 generated utterances of an open
+# vocabulary (corpus version 2, 15 % everyday texts, 49.7 hours of speech;
+# resumed across two sessions, 8 epochs then 4); at commit 76b1a93, that file
+# fine-tuned for 3 epochs (--more-everyday --fine-tune) on 128,000 utterances
+# with 30 % everyday texts, none holding an everyday or check phrase (50.4
+# hours); at commit e781de9, that file fine-tuned for 3 more on 128,000 new
+# utterances of the same kind (--seed 1, 50.6 hours); on this project's 2-core
+# machine. Error rates on the recipe's 500 test utterances: held-out voices
+# saying words no training text contains. The language model
+# (zoo.training.speech_open.language_model of more_everyday_english(): a
+# character 10-gram of the corpus's training texts and everyday English
+# without a held-out word or a judged phrase) ships beside the weights.
 register(WeightFile(
     family='deepspeech2', name='open', file_name='deepspeech2_open.h5',
-    sha256='879086c374163e423a01c282325562e1087147f33a63b6a2774844ff95b0fa2d',
+    sha256='c4be72e6a56b9cc846aeb86b324c7bfe5b00b40d095cfbb9c4632872d08c0bb4',
     classes=29, input_shape=(None, 40),
     evaluated_on='espeak-ng utterances of held-out voices saying held-out words '
                  '(zoo.training.speech_open, 500 test utterances)',
-    script='zoo/training/speech_open.py', cer=0.1875, cer_with_lm=0.1611,
-    wer=0.7965, wer_with_lm=0.6677, language_model='deepspeech2_open_lm.json.gz',
+    script='zoo/training/speech_open.py', cer=0.1863, cer_with_lm=0.1626,
+    wer=0.7886, wer_with_lm=0.6781, language_model='deepspeech2_open_lm.json.gz',
     language_model_sha256='e88cfd2ec8ab1ae38b472ddd0a0d670bd9fc684661cc1b22769f7dd7ab64d647',
     config=DEEPSPEECH2_DEFAULT))

@@ -26,9 +26,9 @@ greedy decoding and 3.21 % with a beam of 16 and the recipe's character
 5-gram language model (:func:`zoo.training.speech.language_model`).
 ``DeepSpeech2(weights='open')`` (the same architecture), trained by ``python
 -m zoo.training.speech_open`` on 128,000 utterances of an open vocabulary
-(then fine-tuned on as many with more everyday English), is the model
+(then fine-tuned on twice as many with more everyday English), is the model
 :func:`zoo.speech.transcribe` uses: on held-out voices saying words no
-training text contains its character error rate is 18.8 % greedy and 16.1 %
+training text contains its character error rate is 18.6 % greedy and 16.3 %
 with the beam and its shipped language model
 (:func:`zoo.speech.pretrained.language_model`).
 """

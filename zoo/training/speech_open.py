@@ -2,6 +2,7 @@
 
     python -m zoo.training.speech_open        # run, or resume, the whole recipe
     python -m zoo.training.speech_open --more-everyday --fine-tune base.h5   # then this
+    python -m zoo.training.speech_open --more-everyday --seed 1 --fine-tune second.h5  # and this
     python -m zoo.training.speech_open --utterances 2000 --epochs 1 --checkpoints /tmp/try
     python -m zoo.training.speech_open --units 256 --output /tmp/wide   # an experiment
 
@@ -34,13 +35,16 @@ the recipe had them before); ``--units`` widens the recurrent layers;
 example sentences (Debian's wordnet-base), none holding a phrase the model
 is judged on, and counts its language model on the same English;
 ``--fine-tune FILE`` starts from a weight file of the recipe and trains
-:data:`FINE_TUNE_EPOCHS` epochs on :func:`fine_tune_schedule`. Each
-variant, each version of the corpus and each file fine-tuned keeps a corpus
+:data:`FINE_TUNE_EPOCHS` epochs on :func:`fine_tune_schedule`; ``--seed N``
+draws other training utterances of the same kind. Each variant, each
+version of the corpus, each seed and each file fine-tuned keeps a corpus
 and checkpoints of its own; the variants share the test utterances.
 
-The registered file is two runs: the recipe's 12 epochs (at commit a75383d),
-then that file fine-tuned with ``--more-everyday --fine-tune FILE`` (at
-76b1a93), with the ``--more-everyday`` language model (README).
+The registered file is three runs: the recipe's 12 epochs (at commit
+a75383d), that file fine-tuned with ``--more-everyday --fine-tune FILE`` (at
+76b1a93), and the result fine-tuned again on new utterances with
+``--more-everyday --seed 1 --fine-tune FILE`` (at e781de9), with the
+``--more-everyday`` language model (README).
 
 Everything random follows from the seeds, so a rerun on the same kind of
 machine writes the same bits; other CPUs may round differently.
