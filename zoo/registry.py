@@ -179,8 +179,9 @@ register(WeightFile(
 # with 30 % everyday texts, none holding an everyday or check phrase (50.4
 # hours); at commit e781de9, that file fine-tuned for 3 more on 128,000 new
 # utterances of the same kind (--seed 1, 50.6 hours); on this project's 2-core
-# machine. Error rates on the recipe's 500 test utterances: held-out voices
-# saying words no training text contains. The language model
+# machines (step 1 on AMD EPYC cores, steps 2 and 3 on Intel Xeon ones). Error
+# rates on the recipe's 500 test utterances: held-out voices saying words no
+# training text contains. The language model
 # (zoo.training.speech_open.language_model of more_everyday_english(): a
 # character 10-gram of the corpus's training texts and everyday English
 # without a held-out word or a judged phrase) ships beside the weights.
