@@ -312,6 +312,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.units != CONFIG['units'] and args.model != 'deepspeech2':
         parser.error('--units sets the width of DeepSpeech2; Deep Speech has its own')
+    if args.seed < 0:
+        parser.error(f'--seed is a non-negative integer, got {args.seed}')
     if args.more_everyday and not args.everyday:
         parser.error('--more-everyday and --no-everyday contradict each other')
     pathlib.Path(args.output).mkdir(parents=True, exist_ok=True)

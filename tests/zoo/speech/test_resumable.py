@@ -104,6 +104,9 @@ def test_another_seed_trains_on_new_utterances_and_tests_on_the_same(monkeypatch
     with pytest.raises(Drawn):
         speech_open.main(['--seed', '3', '--utterances', '1000', '--output', str(tmp_path)])
     assert drawn == [('train', 1000, 3), ('test', speech_open.TEST_UTTERANCES, speech_open.SEED)]
+    with pytest.raises(SystemExit):  # refused before anything is drawn
+        speech_open.main(['--seed', '-1', '--output', str(tmp_path)])
+    assert len(drawn) == 2
     recipe = speech_open.run_name('deepspeech2', 128000, True, 160, True)
     assert speech_open.run_name('deepspeech2', 128000, True, 160, True, seed=speech_open.SEED) \
         == recipe
