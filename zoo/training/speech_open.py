@@ -87,10 +87,10 @@ LM_ORDER, LM_TEXTS, LM_SEED = 10, 50000, 0x6c6d
 # not depend on who says them, so version 2 counts the same ones.
 LM_STREAM = 1
 EVERYDAY_MAX_WORDS = 6  # the longest everyday sentence a training text may be
-# --more-everyday (the registered file's fine-tuning corpus): twice the everyday share,
+# --more-everyday (the registered file's fine-tuning corpora): twice the everyday share,
 # drawn from WordNet's examples too, so that the model hears more words run together.
 MORE_EVERYDAY_SHARE = 0.3
-# --fine-tune FILE (the registered file's second run): a trained file of the recipe trained
+# --fine-tune FILE (the registered file's second and third runs): a file of the recipe trained
 # on for a few more epochs at the rate the recipe ends on, divided once, as its own ended.
 FINE_TUNE_EPOCHS = 3
 FINE_TUNE_RATE = LEARNING_RATE / 10
@@ -220,8 +220,8 @@ def everyday_phrases(model, lm):
 
 
 def run_name(family, utterances, everyday, units, more_everyday=False, start=None, seed=SEED):
-    """The directory of a run's checkpoints: each variant, and each version of the corpus,
-    resumes from checkpoints of its own (a run on another corpus, or fine-tuning
+    """The directory of a run's checkpoints: each variant, each version of the corpus and
+    each seed resumes from checkpoints of its own (a run on another corpus, or fine-tuning
     another file, must not resume it)."""
     return (f'{family}-{utterances}-v{open_corpus.FORMAT_VERSION}'
             + (f'-seed{seed}' if seed != SEED else '')
@@ -237,7 +237,7 @@ def train(output_dir, checkpoints=DEFAULT_CHECKPOINTS, utterances=UTTERANCES, ep
 
     ``start``: a weight file to fine-tune (:data:`FINE_TUNE_EPOCHS` epochs by default, on
     :func:`fine_tune_schedule`) rather than seeded weights trained :data:`EPOCHS` epochs.
-    ``seed``: the training utterances' seed (new utterances of the same kinds for another;
+    ``seed``: the training utterances' seed (new utterances of the same kind for another;
     the model's seed and the test utterances stay :data:`SEED`'s).
     """
     if epochs is None:
@@ -298,7 +298,7 @@ def main(argv=None):
     parser.add_argument('--more-everyday', action='store_true',
                         help='30 %% everyday texts, from the fortunes and WordNet\'s '
                              'examples, none holding an everyday or check phrase (with '
-                             '--fine-tune: the registered file\'s second run)')
+                             '--fine-tune: the registered file\'s second and third runs)')
     parser.add_argument('--units', type=int, default=CONFIG['units'],
                         help='width of DeepSpeech2\'s recurrent layers (an experiment; '
                              f'the recipe\'s {CONFIG["units"]})')
